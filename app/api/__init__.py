@@ -1,0 +1,1 @@
+"""The FastAPI application: routes are thin adapters over the modules they call."""

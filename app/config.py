@@ -1,0 +1,141 @@
+"""Settings: one typed class, read from the environment and an optional ``.env``.
+
+Secrets are ``SecretStr``: they print as ``**********`` and are only unwrapped at the
+point of use (an HTTP header, a connection). Pass a ``Settings`` down as an argument;
+nothing reads a global copy.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import platformdirs
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from app.errors import ConfigError
+
+PLACEHOLDER_SECRETS = frozenset({"changethis", "changeme", "secret", "password", "xxx", "todo"})
+
+
+def default_data_dir() -> Path:
+    """Where the embedded database and caches live when ``REVIEWBOT_DATA_DIR`` is unset.
+
+    Root gets ``/var/lib/reviewbot``: under ``/root`` the embedded server (which runs as
+    an unprivileged system user) would need ``/root`` opened for traversal.
+    """
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        return Path("/var/lib/reviewbot")
+    return Path(platformdirs.user_data_dir("reviewbot"))
+
+
+def _env(*names: str) -> AliasChoices:
+    return AliasChoices(*names)
+
+
+class Settings(BaseSettings):
+    """All of reviewbot's configuration. Field docs are the README's configuration table."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="REVIEWBOT_",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        populate_by_name=True,
+        hide_input_in_errors=True,
+    )
+
+    # database
+    database_url: Annotated[SecretStr | None, Field(validation_alias=_env("DATABASE_URL"))] = None
+    data_dir: Annotated[Path, Field(validation_alias=_env("REVIEWBOT_DATA_DIR"))] = Field(
+        default_factory=default_data_dir
+    )
+
+    # GitHub App
+    github_app_id: Annotated[int | None, Field(validation_alias=_env("GITHUB_APP_ID"))] = None
+    github_app_private_key: Annotated[
+        SecretStr | None, Field(validation_alias=_env("GITHUB_APP_PRIVATE_KEY"))
+    ] = None
+    github_app_private_key_path: Annotated[
+        Path | None, Field(validation_alias=_env("GITHUB_APP_PRIVATE_KEY_PATH"))
+    ] = None
+    github_webhook_secret: Annotated[
+        SecretStr | None, Field(validation_alias=_env("GITHUB_WEBHOOK_SECRET"))
+    ] = None
+    github_api_url: Annotated[str, Field(validation_alias=_env("GITHUB_API_URL"))] = (
+        "https://api.github.com"
+    )
+
+    # admin
+    admin_token: Annotated[
+        SecretStr | None, Field(validation_alias=_env("REVIEWBOT_ADMIN_TOKEN"))
+    ] = None
+
+    # LLM
+    openai_api_key: Annotated[SecretStr | None, Field(validation_alias=_env("OPENAI_API_KEY"))] = (
+        None
+    )
+    openai_base_url: Annotated[str | None, Field(validation_alias=_env("OPENAI_BASE_URL"))] = None
+    summary_model: str = "gpt-4o-mini"
+    review_model: str = "gpt-4o"
+    embedding_model: str = "text-embedding-3-small"
+    llm_timeout_seconds: float = 60.0
+
+    # review
+    context_token_budget: int = Field(default=6000, ge=200)
+
+    # server
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=1, le=65535)
+    log_level: str = "INFO"
+
+    @field_validator("github_api_url")
+    @classmethod
+    def _strip_trailing_slash(cls, value: str) -> str:
+        return value.rstrip("/")
+
+    @model_validator(mode="after")
+    def _refuse_placeholder_secrets(self) -> Settings:
+        for name in ("github_webhook_secret", "admin_token", "openai_api_key"):
+            secret = getattr(self, name)
+            if (
+                secret is not None
+                and secret.get_secret_value().strip().lower() in PLACEHOLDER_SECRETS
+            ):
+                raise ValueError(f"{name} is a placeholder value; set a real secret")
+        return self
+
+    @property
+    def llm_configured(self) -> bool:
+        """True when an OpenAI-compatible endpoint is reachable in principle."""
+        return self.openai_api_key is not None or self.openai_base_url is not None
+
+    def github_private_key(self) -> SecretStr | None:
+        """The App's PEM key, from ``GITHUB_APP_PRIVATE_KEY`` or the file it names."""
+        if self.github_app_private_key is not None:
+            return self.github_app_private_key
+        if self.github_app_private_key_path is None:
+            return None
+        try:
+            return SecretStr(self.github_app_private_key_path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot read GITHUB_APP_PRIVATE_KEY_PATH {self.github_app_private_key_path}: "
+                f"{exc.strerror}"
+            ) from None
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read settings from the environment, turning validation errors into ``ConfigError``."""
+    from pydantic import ValidationError
+
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'settings'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise ConfigError(f"invalid configuration: {problems}") from None

@@ -1,0 +1,1 @@
+"""PostgreSQL: the embedded server, engines, models and migrations."""

