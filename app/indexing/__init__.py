@@ -1,0 +1,1 @@
+"""The repository index: languages, chunker, summarizer, embedder, indexer."""

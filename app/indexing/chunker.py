@@ -1,0 +1,410 @@
+"""Cut one source text into chunks: functions, methods, classes, module code, windows.
+
+Pure: text in, chunks out; no I/O. Policy (README "Chunking"):
+
+* functions and methods are chunks of their own, with their decorators, annotations and
+  leading doc comments;
+* a class chunk holds its header, fields and member signatures, not member bodies;
+* lines that belong to no definition become ``module`` chunks;
+* nested functions stay in their parent, unless the parent is too big and is split into
+  overlapping ``window`` chunks, which keep its name and carry its signature;
+* every chunk fits ``ChunkLimits``; text in an unknown language is cut into windows.
+
+Tree-sitter recovers from syntax errors, so broken files still yield chunks.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from tree_sitter import Node, QueryCursor
+
+from app.indexing.chunks import Chunk, segments_of
+from app.indexing.languages import LanguageSpec
+from app.indexing.windows import ChunkLimits, Line, fits, split_windows
+
+BODY_TYPES = frozenset(
+    {
+        "block",
+        "body_statement",
+        "class_body",
+        "compound_statement",
+        "constructor_body",
+        "declaration_list",
+        "enum_body",
+        "enum_class_body",
+        "field_declaration_list",
+        "function_body",
+        "interface_body",
+        "statement_block",
+    }
+)
+MAX_SIGNATURE = 300
+MAX_REFERENCES = 64
+_SPACE = re.compile(r"\s+")
+_COMMENT_MARKS = re.compile(r"^\s*(?:/\*\*?|\*/|\*|//[/!]?|#|--)\s?|\s*\*/\s*$", re.MULTILINE)
+
+
+@dataclass
+class _Def:
+    node: Node  # the definition itself (no wrapper)
+    kind: str  # "function" | "class" | "scope"
+    children: list[_Def] = field(default_factory=list)
+
+
+def chunk_text(
+    path: str, text: str, spec: LanguageSpec | None, limits: ChunkLimits | None = None
+) -> list[Chunk]:
+    """All chunks of ``text`` (the content of ``path``), in line order."""
+    limits = limits or ChunkLimits()
+    if spec is None:
+        return window_chunks(path, text, None, limits)
+    return _SyntaxChunker(path, text, spec, limits).run()
+
+
+def window_chunks(path: str, text: str, language: str | None, limits: ChunkLimits) -> list[Chunk]:
+    """The fallback: non-blank stretches of ``text`` cut into overlapping windows."""
+    lines = [(i + 1, line) for i, line in enumerate(text.split("\n"))]
+    while lines and not lines[-1][1].strip():
+        lines.pop()
+    while lines and not lines[0][1].strip():
+        lines.pop(0)
+    name = PurePosixPath(path).name
+    return [
+        _from_lines(path, language, "window", name, path, window)
+        for window in split_windows(lines, limits)
+    ]
+
+
+def _from_lines(
+    path: str,
+    language: str | None,
+    chunk_type: str,
+    symbol: str | None,
+    qualified: str | None,
+    lines: list[Line],
+    **extra: object,
+) -> Chunk:
+    return Chunk.build(
+        file_path=path,
+        language=language,
+        chunk_type=chunk_type,
+        symbol_name=symbol,
+        qualified_name=qualified,
+        segments=segments_of([n for n, _ in lines]),
+        raw_code="\n".join(t for _, t in lines),
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+class _SyntaxChunker:
+    """One pass over one file; holds the state that the recursive walk shares."""
+
+    def __init__(self, path: str, text: str, spec: LanguageSpec, limits: ChunkLimits) -> None:
+        self.path, self.text, self.spec, self.limits = path, text, spec, limits
+        self.source = text.encode("utf-8", "surrogatepass")
+        self.lines = text.split("\n")
+        self.chunks: list[Chunk] = []
+        self.covered: set[int] = set()
+
+    # -- the walk ---------------------------------------------------------------------
+
+    def run(self) -> list[Chunk]:
+        root = self.spec.parser().parse(self.source).root_node
+        self._index_references(root)
+        roots = self._definition_tree(root)
+        prefix = self._file_scope(root)
+        for definition in roots:
+            self._emit(definition, prefix, in_class=False)
+        self._emit_module_chunks()
+        self.chunks.sort(key=lambda c: (c.start_line, c.end_line, c.chunk_type))
+        return self.chunks
+
+    def _emit(self, d: _Def, qualifier: list[str], in_class: bool) -> None:
+        if d.kind == "scope":
+            inner = [*qualifier, self._scope_name(d.node)]
+            members = d.node.type in self.spec.member_scopes
+            for child in d.children:
+                self._emit(child, inner, in_class=members)
+        elif d.kind == "class":
+            self._emit_class(d, qualifier)
+        else:
+            self._emit_function(d, qualifier, in_class)
+
+    def _emit_function(self, d: _Def, qualifier: list[str], in_class: bool) -> None:
+        name, owner = self._function_name(d.node)
+        method = in_class or owner is not None
+        qualified = self._qualify([*qualifier, *(owner or [])], name)
+        start, end = self._extent(d.node)
+        lines = self._lines(range(start, end + 1))
+        signature = self._signature(d.node)
+        if fits(lines, self.limits):
+            self._add("method" if method else "function", name, qualified, lines, d.node, signature)
+            return
+        for window in split_windows(lines, self.limits):
+            self._add("window", name, qualified, window, None, signature)
+        for child in d.children:  # the parent is split: its nested definitions stand alone
+            self._emit(child, [*qualifier, *(owner or []), name], in_class=False)
+
+    def _emit_class(self, d: _Def, qualifier: list[str]) -> None:
+        name = self._plain_name(d.node)
+        qualified = self._qualify(qualifier, name)
+        start, end = self._extent(d.node)
+        hidden: set[int] = set()
+        for child in d.children:
+            child_start, child_end = self._extent(child.node)
+            keep_until = self._signature_end_row(child.node)
+            hidden.update(range(max(keep_until, child_start) + 1, child_end + 1))
+        rows = [r for r in range(start, end + 1) if r not in hidden]
+        lines = self._lines(rows)
+        signature = self._signature(d.node)
+        if fits(lines, self.limits):
+            self._add("class", name, qualified, lines, d.node, signature)
+        else:
+            for window in split_windows(lines, self.limits):
+                self._add("window", name, qualified, window, None, signature)
+        inner = [*qualifier, name]
+        for child in d.children:
+            self._emit(child, inner, in_class=True)
+
+    def _emit_module_chunks(self) -> None:
+        rows = [
+            r for r in range(len(self.lines)) if r not in self.covered and self.lines[r].strip()
+        ]
+        if not rows:
+            return
+        name = PurePosixPath(self.path).stem
+        for window in split_windows(self._lines(rows), self.limits):
+            self._add("module", name, self.path, window, None, None, cover=False)
+
+    def _add(
+        self,
+        chunk_type: str,
+        name: str,
+        qualified: str,
+        lines: list[Line],
+        node: Node | None,
+        signature: str | None,
+        cover: bool = True,
+    ) -> None:
+        if cover:
+            self.covered.update(n - 1 for n, _ in lines)
+        self.chunks.append(
+            _from_lines(
+                self.path,
+                self.spec.name,
+                chunk_type,
+                name,
+                qualified,
+                lines,
+                signature=signature,
+                docstring=self._docstring(node) if node is not None else None,
+                references=self._references_in(lines, name),
+            )
+        )
+
+    # -- finding definitions -------------------------------------------------------------
+
+    def _definition_tree(self, root: Node) -> list[_Def]:
+        captured = QueryCursor(self.spec.definitions_query).captures(root).get("def", [])
+        defs = [d for d in (self._as_def(n) for n in captured) if d is not None]
+        defs.sort(key=lambda d: (d.node.start_byte, -d.node.end_byte))
+        roots: list[_Def] = []
+        stack: list[_Def] = []
+        for d in defs:
+            while stack and stack[-1].node.end_byte <= d.node.start_byte:
+                stack.pop()
+            (stack[-1].children if stack else roots).append(d)
+            stack.append(d)
+        return roots
+
+    def _as_def(self, node: Node) -> _Def | None:
+        spec, kind = self.spec, node.type
+        if kind in spec.bound_functions:
+            value = node.child_by_field_name("value")
+            return _Def(node, "function") if value and value.type in spec.function_values else None
+        if kind in spec.functions:
+            return _Def(node, "function")
+        if kind in spec.classes:
+            # `struct point *p` names a type; only a specifier with a body defines one.
+            if kind.endswith("_specifier") and node.child_by_field_name("body") is None:
+                return None
+            return _Def(node, "class")
+        return _Def(node, "scope")
+
+    def _outer(self, node: Node) -> Node:
+        """The node whose range the definition takes: declaration statement, wrappers."""
+        parent = node.parent
+        if (
+            node.type in self.spec.bound_functions
+            and parent is not None
+            and parent.type in {"lexical_declaration", "variable_declaration"}
+            and parent.named_child_count == 1
+        ):
+            node = parent
+        while node.parent is not None and node.parent.type in self.spec.wrappers:
+            node = node.parent
+        return node
+
+    def _extent(self, node: Node) -> tuple[int, int]:
+        """0-based first and last row of a definition, with its leading comments."""
+        outer = self._outer(node)
+        start = outer.start_point.row
+        previous = outer.prev_named_sibling
+        while previous is not None and previous.type in self.spec.leading:
+            before = previous.prev_named_sibling
+            trailing = before is not None and before.end_point.row == previous.start_point.row
+            if previous.end_point.row < start - 1 or trailing:
+                break
+            start = previous.start_point.row
+            previous = before
+        end = outer.end_point.row
+        if outer.end_point.column == 0 and end > start:
+            end -= 1
+        return start, end
+
+    # -- names -------------------------------------------------------------------------------
+
+    def _text(self, node: Node | None) -> str:
+        if node is None:
+            return ""
+        return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+    def _plain_name(self, node: Node) -> str:
+        named = node.child_by_field_name("name") or node.child_by_field_name("property")
+        if named is None and node.type == "type_declaration":
+            spec_node = next((c for c in node.named_children if c.type == "type_spec"), None)
+            named = spec_node.child_by_field_name("name") if spec_node else None
+        if named is None and node.type == "companion_object":
+            return "Companion"
+        if named is None:
+            named = next((c for c in node.named_children if "identifier" in c.type), None)
+        return self._text(named) or "<anonymous>"
+
+    def _function_name(self, node: Node) -> tuple[str, list[str] | None]:
+        """The function's name, and the owner type for methods defined outside their class."""
+        if node.type == "method_declaration" and self.spec.name == "go":
+            receiver = node.child_by_field_name("receiver")
+            owner = re.sub(r"[\s*&]|\[.*\]", "", self._receiver_type(receiver))
+            return self._plain_name(node), [owner] if owner else None
+        declarator = node.child_by_field_name("declarator")
+        if declarator is None:
+            return self._plain_name(node), None
+        while declarator is not None and declarator.type != "function_declarator":
+            declarator = declarator.child_by_field_name("declarator")
+        target = declarator.child_by_field_name("declarator") if declarator else None
+        text = self._text(target) or "<anonymous>"
+        if target is not None and target.type == "qualified_identifier":
+            *owner, last = text.split("::")
+            return last, owner
+        return text, None
+
+    def _receiver_type(self, receiver: Node | None) -> str:
+        if receiver is None:
+            return ""
+        param = next(
+            (c for c in receiver.named_children if c.type == "parameter_declaration"), None
+        )
+        return self._text(param.child_by_field_name("type")) if param else ""
+
+    def _scope_name(self, node: Node) -> str:
+        if node.type == "impl_item":
+            kind = re.sub(r"<.*>", "", self._text(node.child_by_field_name("type")))
+            trait = node.child_by_field_name("trait")
+            return f"impl {self._text(trait)} for {kind}" if trait else f"impl {kind}"
+        return self._plain_name(node)
+
+    def _file_scope(self, root: Node) -> list[str]:
+        for child in root.named_children:
+            if child.type in self.spec.file_scopes and child.child_by_field_name("body") is None:
+                named = child.child_by_field_name("name") or (
+                    child.named_children[0] if child.named_children else None
+                )
+                text = self._text(named).strip()
+                return [text] if text else []
+        return []
+
+    def _qualify(self, qualifier: list[str], name: str) -> str:
+        return self.spec.separator.join([*qualifier, name]) if qualifier else name
+
+    # -- signature, docstring, references ------------------------------------------------
+
+    def _body(self, node: Node) -> Node | None:
+        if node.type in self.spec.bound_functions:
+            value = node.child_by_field_name("value")
+            return value.child_by_field_name("body") if value is not None else None
+        body = node.child_by_field_name("body")
+        if body is None:
+            body = next((c for c in node.named_children if c.type in BODY_TYPES), None)
+        return body
+
+    def _signature_end_row(self, node: Node) -> int:
+        """Last row of a definition's signature: what a class chunk keeps of a member."""
+        body = self._body(node)
+        if body is None:
+            return node.start_point.row
+        before = body.prev_sibling
+        return before.end_point.row if before is not None else body.start_point.row
+
+    def _signature(self, node: Node) -> str:
+        body = self._body(node)
+        end = body.start_byte if body is not None else node.end_byte
+        head = self.source[node.start_byte : end].decode("utf-8", "replace")
+        if body is None:
+            head = head.split("\n", 1)[0]
+        return _SPACE.sub(" ", head).strip()[:MAX_SIGNATURE]
+
+    def _docstring(self, node: Node) -> str | None:
+        body = self._body(node)
+        if self.spec.name == "python" and body is not None and body.named_child_count:
+            first = body.named_children[0]
+            if first.type == "expression_statement" and first.named_children:
+                literal = first.named_children[0]
+                if literal.type == "string":
+                    return self._text(literal).strip("\"'rbuRBU \n") or None
+        comments: list[str] = []
+        previous = self._outer(node).prev_named_sibling
+        row = self._outer(node).start_point.row
+        while (
+            previous is not None
+            and previous.type in COMMENTISH
+            and previous.end_point.row >= row - 1
+        ):
+            comments.insert(0, self._text(previous))
+            row = previous.start_point.row
+            previous = previous.prev_named_sibling
+        if not comments:
+            return None
+        return _COMMENT_MARKS.sub("", "\n".join(comments)).strip() or None
+
+    def _index_references(self, root: Node) -> None:
+        found = QueryCursor(self.spec.references_query).captures(root).get("name", [])
+        pairs = sorted((n.start_point.row, self._text(n)) for n in found)
+        self._ref_rows = [row for row, _ in pairs]
+        self._ref_names = [name for _, name in pairs]
+
+    def _references_in(self, lines: list[Line], own_name: str) -> tuple[str, ...]:
+        names: set[str] = set()
+        for start, end in segments_of([n for n, _ in lines]):
+            lo = bisect.bisect_left(self._ref_rows, start - 1)
+            hi = bisect.bisect_right(self._ref_rows, end - 1)
+            names.update(self._ref_names[lo:hi])
+        names.discard(own_name)
+        names.difference_update(IGNORED_REFERENCES)
+        return tuple(sorted(n for n in names if len(n) > 1)[:MAX_REFERENCES])
+
+    def _lines(self, rows: Iterator[int] | range | list[int]) -> list[Line]:
+        return [(r + 1, self.lines[r]) for r in rows if r < len(self.lines)]
+
+
+COMMENTISH = frozenset({"comment", "line_comment", "block_comment", "multiline_comment"})
+#: Built-in type names some grammars report as type identifiers; they link nothing.
+IGNORED_REFERENCES = frozenset(
+    "any bool boolean byte char complex64 complex128 error float float32 float64 int int8 int16"
+    " int32 int64 never null number object rune self Self str string super uint uint8 uint16"
+    " uint32 uint64 uintptr unknown usize isize void".split()
+)
