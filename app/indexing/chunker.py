@@ -251,21 +251,12 @@ class _SyntaxChunker:
         return node
 
     def _extent(self, node: Node) -> tuple[int, int]:
-        """0-based first and last row of a definition, with its leading comments."""
+        """0-based first and last row of a definition, with the comments right above it."""
         outer = self._outer(node)
         start = outer.start_point.row
-        previous = outer.prev_named_sibling
-        while previous is not None and previous.type in self.spec.leading:
-            before = previous.prev_named_sibling
-            trailing = before is not None and before.end_point.row == previous.start_point.row
-            if previous.end_point.row < start - 1 or trailing:
-                break
-            start = previous.start_point.row
-            previous = before
-        end = outer.end_point.row
-        if outer.end_point.column == 0 and end > start:
-            end -= 1
-        return start, end
+        while start > 0 and self.lines[start - 1].lstrip().startswith(self.spec.leading):
+            start -= 1
+        return start, _last_row(outer)
 
     # -- names -------------------------------------------------------------------------------
 
@@ -299,8 +290,8 @@ class _SyntaxChunker:
         target = declarator.child_by_field_name("declarator") if declarator else None
         text = self._text(target) or "<anonymous>"
         if target is not None and target.type == "qualified_identifier":
-            *owner, last = text.split("::")
-            return last, owner
+            parts = text.split("::")
+            return parts[-1], parts[:-1]
         return text, None
 
     def _receiver_type(self, receiver: Node | None) -> str:
@@ -348,6 +339,8 @@ class _SyntaxChunker:
         if body is None:
             return node.start_point.row
         before = body.prev_sibling
+        while before is not None and before.is_extra:  # a comment between `:` and the block
+            before = before.prev_sibling
         return before.end_point.row if before is not None else body.start_point.row
 
     def _signature(self, node: Node) -> str:
@@ -365,21 +358,16 @@ class _SyntaxChunker:
             if first.type == "expression_statement" and first.named_children:
                 literal = first.named_children[0]
                 if literal.type == "string":
-                    return self._text(literal).strip("\"'rbuRBU \n") or None
-        comments: list[str] = []
-        previous = self._outer(node).prev_named_sibling
-        row = self._outer(node).start_point.row
-        while (
-            previous is not None
-            and previous.type in COMMENTISH
-            and previous.end_point.row >= row - 1
-        ):
-            comments.insert(0, self._text(previous))
-            row = previous.start_point.row
-            previous = previous.prev_named_sibling
-        if not comments:
-            return None
-        return _COMMENT_MARKS.sub("", "\n".join(comments)).strip() or None
+                    parts = [c for c in literal.named_children if c.type == "string_content"]
+                    return "".join(self._text(c) for c in parts).strip() or None
+        outer = self._outer(node)
+        start, _ = self._extent(node)
+        comments = "\n".join(
+            line
+            for line in self.lines[start : outer.start_point.row]
+            if not line.lstrip().startswith(("#[", "@"))
+        )
+        return _COMMENT_MARKS.sub("", comments).strip() or None
 
     def _index_references(self, root: Node) -> None:
         found = QueryCursor(self.spec.references_query).captures(root).get("name", [])
@@ -401,7 +389,12 @@ class _SyntaxChunker:
         return [(r + 1, self.lines[r]) for r in rows if r < len(self.lines)]
 
 
-COMMENTISH = frozenset({"comment", "line_comment", "block_comment", "multiline_comment"})
+def _last_row(node: Node) -> int:
+    """A node's last row; some grammars end a node at column 0 of the next row."""
+    end = node.end_point
+    return end.row - 1 if end.column == 0 and end.row > node.start_point.row else end.row
+
+
 #: Built-in type names some grammars report as type identifiers; they link nothing.
 IGNORED_REFERENCES = frozenset(
     "any bool boolean byte char complex64 complex128 error float float32 float64 int int8 int16"

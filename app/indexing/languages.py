@@ -15,7 +15,7 @@ from pathlib import PurePosixPath
 
 from tree_sitter import Language, Parser, Query
 
-COMMENT_TYPES = frozenset({"comment", "line_comment", "block_comment", "multiline_comment"})
+C_COMMENTS = ("//", "/*", "*")
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,8 @@ class LanguageSpec:
     wrappers: frozenset[str] = frozenset()  # take a definition's place: decorators, export
     bound_functions: frozenset[str] = frozenset()  # `const f = () => ...` declarators
     function_values: frozenset[str] = frozenset()  # value types that make a bound function
-    leading: frozenset[str] = COMMENT_TYPES  # preceding siblings that belong to a definition
+    # lines starting so, right above a definition, belong to it (doc comments, attributes)
+    leading: tuple[str, ...] = C_COMMENTS
     file_scopes: frozenset[str] = frozenset()  # `package x` statements that qualify the file
     separator: str = "."
     filenames: tuple[str, ...] = ()
@@ -89,6 +90,7 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
         functions=frozenset({"function_definition"}),
         classes=frozenset({"class_definition"}),
         wrappers=frozenset({"decorated_definition"}),
+        leading=("#",),
         references="""
         (call function: [(identifier) @name (attribute attribute: (identifier) @name)])
         (type (identifier) @name)
@@ -178,7 +180,7 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
         classes=frozenset({"struct_item", "enum_item", "trait_item", "union_item"}),
         scopes=frozenset({"impl_item", "mod_item"}),
         member_scopes=frozenset({"impl_item"}),
-        leading=COMMENT_TYPES | {"attribute_item"},
+        leading=(*C_COMMENTS, "#["),
         separator="::",
         references="""
         (call_expression function: [(identifier) @name
@@ -196,6 +198,7 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
         functions=frozenset({"method", "singleton_method"}),
         classes=frozenset({"class", "module", "singleton_class"}),
         separator="::",
+        leading=("#",),
         references="""
         (call method: (identifier) @name)
         (scope_resolution name: (constant) @name)
@@ -272,6 +275,7 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
         ),
         file_scopes=frozenset({"namespace_definition"}),
         separator="::",
+        leading=(*C_COMMENTS, "#"),
         references="""
         (function_call_expression function: (name) @name)
         (member_call_expression name: (name) @name)
