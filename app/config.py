@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import platformdirs
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
@@ -81,7 +81,12 @@ class Settings(BaseSettings):
     summary_model: str = "gpt-4o-mini"
     review_model: str = "gpt-4o"
     embedding_model: str = "text-embedding-3-small"
-    llm_timeout_seconds: float = 60.0
+    llm_timeout_seconds: float = Field(default=60.0, gt=0)
+    llm_max_retries: int = Field(default=4, ge=0, le=10)
+    embedding_provider: Literal["auto", "openai", "local", "hash"] = "auto"
+    summary_batch_size: int = Field(default=8, ge=1, le=64)
+    summary_concurrency: int = Field(default=4, ge=1, le=32)
+    embedding_batch_size: int = Field(default=128, ge=1, le=2048)
 
     # review
     context_token_budget: int = Field(default=6000, ge=200)

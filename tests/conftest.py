@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
 from sqlalchemy import Engine, text
 from sqlalchemy.engine import URL
 
@@ -21,6 +22,7 @@ from app.config import Settings
 from app.db.embedded import start_embedded_server
 from app.db.engine import DatabaseTarget, make_engine, parse_database_url
 from app.db.migrate import upgrade
+from tests.fakes.openai_server import FakeOpenAI, running_fake_openai
 
 
 @pytest.fixture(scope="session")
@@ -103,3 +105,23 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         if name.startswith(("REVIEWBOT_", "GITHUB_", "OPENAI_")) or name == "DATABASE_URL":
             monkeypatch.delenv(name)
     monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    """A real HTTP server on 127.0.0.1 speaking the OpenAI protocol."""
+    with running_fake_openai() as fake:
+        yield fake
+
+
+@pytest.fixture
+def llm_settings(settings: Settings, fake_openai: FakeOpenAI) -> Settings:
+    """``settings`` pointed at the fake OpenAI server, with quick retries."""
+    return settings.model_copy(
+        update={
+            "openai_base_url": fake_openai.base_url,
+            "openai_api_key": SecretStr("sk-test-0123456789abcdef"),
+            "llm_max_retries": 2,
+            "llm_timeout_seconds": 10.0,
+        }
+    )

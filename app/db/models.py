@@ -18,7 +18,7 @@ from sqlalchemy import (
     UniqueConstraint,
     func,
 )
-from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 #: Width of every stored embedding: OpenAI text-embedding-3-small. Narrower models are
@@ -73,6 +73,7 @@ class SourceFile(Base):
     content_hash: Mapped[str] = mapped_column(String(64))
     language: Mapped[str | None] = mapped_column(String(32))
     size_bytes: Mapped[int] = mapped_column(BigInteger)
+    mtime_ns: Mapped[int | None] = mapped_column(BigInteger)
     decoded_leniently: Mapped[bool] = mapped_column(server_default="false")
     indexed_at: Mapped[datetime] = _created()
 
@@ -88,6 +89,7 @@ class CodeChunk(Base):
         CheckConstraint("start_line >= 1 AND end_line >= start_line", name="line_range"),
         Index("ix_code_chunks_repository_id_file_path", "repository_id", "file_path"),
         Index("ix_code_chunks_source_file_id", "source_file_id"),
+        Index("ix_code_chunks_references", "references", postgresql_using="gin"),
         Index("ix_code_chunks_repository_id_content_hash", "repository_id", "content_hash"),
         Index("ix_code_chunks_repository_id_symbol_name", "repository_id", "symbol_name"),
         # lists=1 suits an empty table; app.db.vector_index rebuilds it as rows arrive.
@@ -111,6 +113,9 @@ class CodeChunk(Base):
     chunk_type: Mapped[str] = mapped_column(String(16))
     language: Mapped[str | None] = mapped_column(String(32))
     raw_code: Mapped[str] = mapped_column(Text)
+    signature: Mapped[str | None] = mapped_column(Text)
+    docstring: Mapped[str | None] = mapped_column(Text)
+    references: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default="{}")
     content_hash: Mapped[str] = mapped_column(String(64))
     nl_summary: Mapped[str | None] = mapped_column(Text)
     summarizer: Mapped[str | None] = mapped_column(String(16))
@@ -183,3 +188,30 @@ class Review(Base):
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now(), nullable=False
     )
+
+
+class IndexRun(Base):
+    """One indexing run: what it saw, changed and cost (calls and tokens)."""
+
+    __tablename__ = "index_runs"
+    __table_args__ = (
+        Index("ix_index_runs_repository_id_started_at", "repository_id", "started_at"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    repository_id: Mapped[int] = mapped_column(ForeignKey("repositories.id", ondelete="CASCADE"))
+    status: Mapped[str] = mapped_column(String(16), server_default="running")
+    full: Mapped[bool] = mapped_column(server_default="false")
+    commit_sha: Mapped[str | None] = mapped_column(String(64))
+    summary_model: Mapped[str | None] = mapped_column(String(128))
+    embedding_model: Mapped[str | None] = mapped_column(String(128))
+    stats: Mapped[dict[str, object]] = mapped_column(JSONB, server_default="{}")
+    summary_calls: Mapped[int] = mapped_column(Integer, server_default="0")
+    summary_prompt_tokens: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    summary_completion_tokens: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    embedding_calls: Mapped[int] = mapped_column(Integer, server_default="0")
+    embedding_tokens: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    wall_seconds: Mapped[float | None] = mapped_column()
+    error: Mapped[str | None] = mapped_column(Text)
+    started_at: Mapped[datetime] = _created()
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -63,11 +63,19 @@ class Chunk:
             signature=signature,
             docstring=docstring,
             references=references,
-            content_hash=content_hash(language, chunk_type, qualified_name, raw_code),
+            content_hash=content_hash(
+                language, chunk_type, _hashed_name(chunk_type, language, qualified_name), raw_code
+            ),
         )
 
     def contains_line(self, line: int) -> bool:
         return any(start <= line <= end for start, end in self.segments)
+
+
+def _hashed_name(chunk_type: str, language: str | None, qualified_name: str | None) -> str | None:
+    """Definitions hash with their name; module code and plain-text windows are named after
+    their file, and a renamed file must keep its hashes, so their name does not count."""
+    return None if chunk_type == "module" or language is None else qualified_name
 
 
 def content_hash(

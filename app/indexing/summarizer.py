@@ -1,0 +1,250 @@
+"""Natural-language summaries of chunks: a cheap LLM, or a heuristic when there is none.
+
+The LLM summarizer batches several chunks per request with bounded concurrency; the
+openai client retries 429/5xx/timeouts with backoff. A batch that fails for good, or
+a chunk the model's answer leaves out, gets the heuristic summary instead, marked
+``heuristic`` so a later run with a working LLM upgrades it. Code is scrubbed of
+secret-looking strings before it is sent.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from importlib import resources
+from string import Template
+
+import openai
+
+from app.config import Settings
+from app.indexing.chunks import Chunk
+from app.llm.client import make_openai_client
+from app.llm.redact import redact_secrets
+from app.logs import kv
+
+log = logging.getLogger(__name__)
+
+HEURISTIC = "heuristic"
+LLM = "llm"
+MAX_SUMMARY_CHARS = 1200
+#: Statuses that condemn one request (too long, malformed), not the endpoint.
+REQUEST_SPECIFIC = frozenset({400, 413, 422})
+PROMPT = Template(
+    resources.files("app.indexing").joinpath("prompts/summarize.txt").read_text(encoding="utf-8")
+)
+
+
+@dataclass(frozen=True)
+class Summary:
+    text: str
+    summarizer: str  # "llm" | "heuristic"
+    model: str  # the LLM's name, or "heuristic"
+
+
+@dataclass
+class SummaryUsage:
+    """What the summarizer cost: requests, tokens, and how it ended."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    failed_batches: int = 0
+    llm: int = 0
+    heuristic: int = 0
+    last_error: str | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, other: SummaryUsage) -> None:
+        with self._lock:
+            for name in ("calls", "prompt_tokens", "completion_tokens", "failed_batches"):
+                setattr(self, name, getattr(self, name) + getattr(other, name))
+            self.last_error = other.last_error or self.last_error
+
+
+_KIND_WORDS = {
+    "function": "Function",
+    "method": "Method",
+    "class": "Type",
+    "module": "Module-level code",
+    "window": "Part of",
+}
+
+
+def heuristic_summary(chunk: Chunk) -> str:
+    """A sentence or three from the chunk's name, signature, docstring and references."""
+    kind = _KIND_WORDS.get(chunk.chunk_type, "Code")
+    language = f" ({chunk.language})" if chunk.language else ""
+    if chunk.chunk_type == "module":
+        head = f"{kind} of {chunk.file_path}{language}."
+    else:
+        head = f"{kind} {chunk.qualified_name or chunk.symbol_name} in {chunk.file_path}{language}."
+    parts = [head]
+    if chunk.docstring:
+        parts.append(_first_sentence(chunk.docstring))
+    if chunk.signature and chunk.chunk_type != "module":
+        parts.append(f"Signature: {chunk.signature}.")
+    if chunk.references:
+        parts.append("Uses " + ", ".join(chunk.references[:12]) + ".")
+    words = _identifier_words(chunk)
+    if words:
+        parts.append("Mentions " + ", ".join(words) + ".")
+    return " ".join(parts)[:MAX_SUMMARY_CHARS]
+
+
+def _first_sentence(text: str) -> str:
+    flat = " ".join(text.split())
+    match = re.match(r"(.+?[.!?])(\s|$)", flat)
+    sentence = match.group(1) if match else flat
+    return sentence[:300] if sentence.endswith((".", "!", "?")) else sentence[:300] + "."
+
+
+def _identifier_words(chunk: Chunk, limit: int = 12) -> list[str]:
+    """The most frequent identifiers of the code, split into words, for lexical matching."""
+    counts: dict[str, int] = {}
+    for ident in re.findall(r"[A-Za-z_][A-Za-z0-9_]{2,}", chunk.raw_code):
+        for word in split_identifier(ident):
+            if len(word) > 2 and word not in _STOPWORDS:
+                counts[word] = counts.get(word, 0) + 1
+    return [w for w, _ in sorted(counts.items(), key=lambda kv_: (-kv_[1], kv_[0]))[:limit]]
+
+
+def split_identifier(identifier: str) -> list[str]:
+    """``parseHTTPResponse_v2`` -> ``['parse', 'http', 'response', 'v2']``."""
+    words = re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+", identifier)
+    return [w.lower() for w in words]
+
+
+_STOPWORDS = frozenset(
+    "the and for not none self this def return true false null nil var let const func "
+    "function class import from int str string void public private static new end if else "
+    "elif while with try except catch raise throw pass break continue async await".split()
+)
+
+
+class LLMSummarizer:
+    """Summaries from an OpenAI-compatible chat model, ``batch_size`` chunks a request."""
+
+    def __init__(
+        self, client: openai.OpenAI, model: str, batch_size: int = 8, concurrency: int = 4
+    ) -> None:
+        self.client, self.model = client, model
+        self.batch_size, self.concurrency = batch_size, concurrency
+
+    def summarize(self, chunks: Sequence[Chunk]) -> tuple[list[Summary], SummaryUsage]:
+        """One summary per chunk, in order; never raises for model failures."""
+        usage = SummaryUsage()
+        batches = [
+            list(range(i, min(i + self.batch_size, len(chunks))))
+            for i in range(0, len(chunks), self.batch_size)
+        ]
+        results: list[Summary | None] = [None] * len(chunks)
+        down = threading.Event()
+
+        def run(batch: list[int]) -> None:
+            texts = self._batch(chunks, batch, usage, down)
+            for index in batch:
+                text = texts.get(index)
+                results[index] = (
+                    Summary(text, LLM, self.model)
+                    if text
+                    else Summary(heuristic_summary(chunks[index]), HEURISTIC, HEURISTIC)
+                )
+
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            list(pool.map(run, batches))
+        final = [r for r in results if r is not None]
+        usage.llm = sum(1 for r in final if r.summarizer == LLM)
+        usage.heuristic = len(final) - usage.llm
+        return final, usage
+
+    def _batch(
+        self, chunks: Sequence[Chunk], batch: list[int], usage: SummaryUsage, down: threading.Event
+    ) -> dict[int, str]:
+        if down.is_set():  # the endpoint failed for good: do not wait on it again
+            return {}
+        prompt = PROMPT.substitute(chunks="\n\n".join(_chunk_block(i, chunks[i]) for i in batch))
+        mine = SummaryUsage()
+        try:
+            response = self.client.chat.completions.create(
+                model=self.model,
+                messages=[{"role": "user", "content": prompt}],
+                temperature=0,
+                response_format={"type": "json_object"},
+            )
+        except (openai.APIConnectionError, openai.APIStatusError) as exc:
+            mine.failed_batches, mine.last_error = 1, _describe(exc)
+            if _status(exc) not in REQUEST_SPECIFIC:  # the endpoint, not this request, is broken
+                down.set()
+            log.warning(kv("summarize.failed", model=self.model, error=mine.last_error))
+            usage.add(mine)
+            return {}
+        mine.calls = 1
+        if response.usage is not None:
+            mine.prompt_tokens = response.usage.prompt_tokens
+            mine.completion_tokens = response.usage.completion_tokens
+        usage.add(mine)
+        content = response.choices[0].message.content if response.choices else None
+        return {i: text for i, text in parse_summaries(content or "").items() if i in batch}
+
+
+def _chunk_block(index: int, chunk: Chunk) -> str:
+    code = redact_secrets(chunk.raw_code)
+    fence = "`" * max(3, _longest_backtick_run(code) + 1)
+    kind = f"{chunk.chunk_type}, {chunk.language or 'text'}"
+    context = f"\nenclosing signature: {chunk.signature}" if chunk.chunk_type == "window" else ""
+    return (
+        f"### chunk {index}\npath: {chunk.file_path}\n"
+        f"symbol: {chunk.qualified_name or chunk.symbol_name} ({kind}){context}\n"
+        f"{fence}\n{code}\n{fence}"
+    )
+
+
+def _longest_backtick_run(text: str) -> int:
+    return max((len(m) for m in re.findall(r"`+", text)), default=0)
+
+
+def parse_summaries(content: str) -> dict[int, str]:
+    """``{chunk index: summary}`` from the model's answer; tolerant of prose around JSON."""
+    start, end = content.find("{"), content.rfind("}")
+    if start < 0 or end <= start:
+        return {}
+    try:
+        data = json.loads(content[start : end + 1])
+    except json.JSONDecodeError:
+        return {}
+    items = data.get("summaries") if isinstance(data, dict) else None
+    found: dict[int, str] = {}
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict):
+            continue
+        ident, text = str(item.get("id", "")).strip(), item.get("summary")
+        if ident.isdigit() and isinstance(text, str) and text.strip():
+            found[int(ident)] = " ".join(text.split())[:MAX_SUMMARY_CHARS]
+    return found
+
+
+def _status(exc: Exception) -> int:
+    return exc.status_code if isinstance(exc, openai.APIStatusError) else 0
+
+
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, openai.APIStatusError):
+        return f"HTTP {exc.status_code} from the model endpoint"
+    return f"{type(exc).__name__}: cannot reach the model endpoint"
+
+
+def select_summarizer(settings: Settings) -> LLMSummarizer | None:
+    """The LLM summarizer when an endpoint is configured, else None (heuristic summaries)."""
+    if not settings.llm_configured:
+        return None
+    return LLMSummarizer(
+        make_openai_client(settings),
+        settings.summary_model,
+        batch_size=settings.summary_batch_size,
+        concurrency=settings.summary_concurrency,
+    )

@@ -1,0 +1,1 @@
+"""OpenAI-compatible model endpoints: the client, token counting, secret scrubbing."""

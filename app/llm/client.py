@@ -1,0 +1,25 @@
+"""The one place an ``openai.OpenAI`` client is made.
+
+Retries are the client's own: 408/409/429/5xx and connection errors or timeouts are
+retried with exponential backoff and jitter, honouring ``retry-after`` headers.
+"""
+
+from __future__ import annotations
+
+import openai
+
+from app.config import Settings
+
+#: The openai client insists on a key; local endpoints (vLLM, Ollama) ignore it.
+NO_KEY = "no-key-configured"
+
+
+def make_openai_client(settings: Settings) -> openai.OpenAI:
+    """A client for ``OPENAI_BASE_URL`` (or OpenAI) with our timeout and retry budget."""
+    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else NO_KEY
+    return openai.OpenAI(
+        api_key=key,
+        base_url=settings.openai_base_url,
+        timeout=settings.llm_timeout_seconds,
+        max_retries=settings.llm_max_retries,
+    )

@@ -1,0 +1,1 @@
+"""Finding the code a reviewer needs: vector, lexical and structural search, ranking, packing."""

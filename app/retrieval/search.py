@@ -1,0 +1,107 @@
+"""Vector search over one repository's chunks (ivfflat, cosine)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+from pgvector import Vector
+from sqlalchemy import Connection, Engine, text
+
+from app.db.vector_index import set_probes
+from app.errors import ReviewbotError
+from app.indexing.embedder import Embedder, EmbeddingUsage
+from app.indexing.store import find_repository
+
+
+class RepositoryNotIndexed(ReviewbotError):
+    """The repository has not been indexed."""
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One ranked chunk; ``as_json`` is the ``reviewbot search --json`` contract."""
+
+    chunk_id: int
+    file_path: str
+    start_line: int
+    end_line: int
+    symbol_name: str | None
+    qualified_name: str | None
+    chunk_type: str
+    score: float
+    summary: str | None
+
+    def as_json(self) -> dict[str, object]:
+        return {**asdict(self), "score": round(self.score, 4)}
+
+
+def search(
+    engine: Engine, repo: str, query: str, embedder: Embedder, k: int = 10
+) -> list[SearchHit]:
+    """The ``k`` chunks of ``repo`` nearest to ``query`` by cosine similarity."""
+    vector = embedder.embed([query], EmbeddingUsage())[0]
+    with engine.begin() as conn:
+        repo_id = _indexed_repository(conn, repo, embedder.model)
+        return nearest_chunks(conn, repo_id, vector, embedder.model, k)
+
+
+def nearest_chunks(
+    conn: Connection,
+    repo_id: int,
+    vector: Sequence[float],
+    model: str,
+    k: int,
+    exclude_ids: Sequence[int] = (),
+) -> list[SearchHit]:
+    """Cosine search through the ivfflat index, filtered to one repository and model.
+
+    pgvector's iterative scan keeps scanning lists until ``k`` rows pass the filters.
+    Runs in the caller's transaction (it sets ``ivfflat.probes`` locally).
+    """
+    set_probes(conn)
+    conn.execute(text("SET LOCAL ivfflat.iterative_scan = relaxed_order"))
+    rows = conn.execute(
+        text(
+            "SELECT id, file_path, start_line, end_line, symbol_name, qualified_name, chunk_type,"
+            " 1 - (embedding <=> CAST(:q AS vector)) AS score, nl_summary FROM code_chunks"
+            " WHERE repository_id = :r AND embedding_model = :m AND embedding IS NOT NULL"
+            " AND NOT (id = ANY(CAST(:ex AS bigint[])))"
+            " ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k"
+        ),
+        {
+            "q": Vector(list(vector)).to_text(),
+            "r": repo_id,
+            "m": model,
+            "k": k,
+            "ex": list(exclude_ids),
+        },
+    )
+    hits = [SearchHit(*row) for row in rows]
+    # relaxed_order may return rows slightly out of order
+    return sorted(hits, key=lambda h: (-h.score, h.file_path, h.start_line))
+
+
+def _indexed_repository(conn: Connection, repo: str, model: str) -> int:
+    repo_id = find_repository(conn, repo)
+    if repo_id is None:
+        raise RepositoryNotIndexed(
+            f"repository {repo!r} is not indexed; run: reviewbot index PATH --repo {repo}"
+        )
+    models = (
+        conn.execute(
+            text(
+                "SELECT DISTINCT embedding_model FROM code_chunks WHERE repository_id = :r"
+                " AND embedding IS NOT NULL"
+            ),
+            {"r": repo_id},
+        )
+        .scalars()
+        .all()
+    )
+    if models and model not in models:
+        raise RepositoryNotIndexed(
+            f"repository {repo!r} was indexed with embedding model {', '.join(sorted(models))}, "
+            f"not {model}; re-run reviewbot index to re-embed it"
+        )
+    return repo_id

@@ -1,0 +1,172 @@
+"""A small OpenAI-compatible HTTP server for tests, on 127.0.0.1.
+
+It speaks ``POST /v1/chat/completions`` and ``POST /v1/embeddings`` well enough for the
+real ``openai`` client, answers deterministically, records every request, and can be
+told to fail: ``fail_next(path, [429, 500])`` answers the next requests to ``path``
+with those statuses (with ``retry-after-ms`` so retries are quick); ``down = True``
+answers 503 to everything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+CHAT = "/v1/chat/completions"
+EMBEDDINGS = "/v1/embeddings"
+
+
+@dataclass
+class Recorded:
+    path: str
+    body: dict[str, Any]
+    headers: dict[str, str]
+    status: int
+
+
+@dataclass
+class FakeOpenAI:
+    embedding_dims: int = 256
+    down: bool = False
+    requests: list[Recorded] = field(default_factory=list)
+    chat_reply: Callable[[dict[str, Any]], str] | None = None
+    _failures: dict[str, list[int]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    base_url: str = ""
+
+    def fail_next(self, path: str, statuses: list[int]) -> None:
+        with self._lock:
+            self._failures.setdefault(path, []).extend(statuses)
+
+    def calls(self, path: str, ok_only: bool = True) -> int:
+        return sum(1 for r in self.requests if r.path == path and (r.status == 200 or not ok_only))
+
+    def bodies(self, path: str) -> list[dict[str, Any]]:
+        return [r.body for r in self.requests if r.path == path and r.status == 200]
+
+    def reset(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self._failures.clear()
+        self.down = False
+
+    # -- answers -------------------------------------------------------------------------
+
+    def answer(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        with self._lock:
+            queued = self._failures.get(path)
+            if self.down:
+                return 503, {"error": {"message": "service unavailable", "type": "server_error"}}
+            if queued:
+                status = queued.pop(0)
+                return status, {"error": {"message": f"scripted {status}", "type": "test"}}
+        if path == CHAT:
+            return 200, self._chat(body)
+        if path == EMBEDDINGS:
+            return 200, self._embeddings(body)
+        return 404, {"error": {"message": f"no route {path}"}}
+
+    def _chat(self, body: dict[str, Any]) -> dict[str, Any]:
+        prompt = body["messages"][-1]["content"]
+        content = self.chat_reply(body) if self.chat_reply else summaries_for(prompt)
+        tokens = len(prompt) // 4
+        return {
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "test"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": tokens,
+                "completion_tokens": len(content) // 4,
+                "total_tokens": tokens + len(content) // 4,
+            },
+        }
+
+    def _embeddings(self, body: dict[str, Any]) -> dict[str, Any]:
+        inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        data = [
+            {"object": "embedding", "index": i, "embedding": word_vector(t, self.embedding_dims)}
+            for i, t in enumerate(inputs)
+        ]
+        tokens = sum(len(t) // 4 for t in inputs)
+        return {
+            "object": "list",
+            "data": data,
+            "model": body.get("model", "test"),
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
+
+
+def summaries_for(prompt: str) -> str:
+    """The summarizer's answer: one sentence naming each chunk's symbol."""
+    items = []
+    for ident, symbol in re.findall(r"### chunk (\d+)\npath: .*\nsymbol: (\S+)", prompt):
+        items.append({"id": ident, "summary": f"Summary of {symbol}: it does what {symbol} says."})
+    return json.dumps({"summaries": items})
+
+
+def word_vector(text: str, dims: int) -> list[float]:
+    """Bag of lower-cased words, hashed: similar wording, similar vectors."""
+    vector = [0.0] * dims
+    for word in re.findall(r"[a-z0-9]+", text.lower()):
+        vector[int(hashlib.md5(word.encode()).hexdigest(), 16) % dims] += 1.0
+    norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+    return [v / norm for v in vector]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeOpenAI
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length", "0"))
+        raw = self.rfile.read(length)
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            body = {}
+        status, payload = self.fake.answer(self.path, body)
+        self.fake.requests.append(
+            Recorded(self.path, body, {k.lower(): v for k, v in self.headers.items()}, status)
+        )
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        if status != 200:
+            self.send_header("retry-after-ms", "5")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def running_fake_openai(embedding_dims: int = 256) -> Iterator[FakeOpenAI]:
+    fake = FakeOpenAI(embedding_dims=embedding_dims)
+    handler = type("Handler", (_Handler,), {"fake": fake})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    fake.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

@@ -1,0 +1,99 @@
+"""`reviewbot index` and `reviewbot search` on a real repository: this one's own code."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from sqlalchemy.engine import URL
+from typer.testing import CliRunner
+
+from app.cli import cli
+
+APP = Path(__file__).parents[2] / "app"
+runner = CliRunner()
+
+
+@pytest.fixture
+def repo(tmp_path: Path, database_url: URL, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("DATABASE_URL", database_url.render_as_string(hide_password=False))
+    root = tmp_path / "reviewbot-src"
+    shutil.copytree(APP, root / "app", ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def test_index_json_contract_then_incremental(repo: Path) -> None:
+    first = runner.invoke(cli, ["index", str(repo), "--json"])
+    assert first.exit_code == 0, first.output
+    report = json.loads(first.stdout)
+    assert set(report) == {
+        "repo",
+        "root",
+        "full",
+        "estimate",
+        "commit",
+        "files",
+        "chunks",
+        "summaries",
+        "embeddings",
+        "errors",
+        "ivfflat_lists",
+        "wall_seconds",
+        "timings",
+    }
+    assert report["repo"] == "reviewbot-src"
+    assert report["files"]["changed"] == report["files"]["seen"] > 20
+    assert report["chunks"]["added"] == report["chunks"]["total"] > 200
+    assert report["embeddings"]["model"] == "hash-v1"
+    assert report["summaries"]["calls"] == 0
+
+    again = json.loads(runner.invoke(cli, ["index", str(repo), "--json"]).stdout)
+    assert again["files"]["changed"] == 0
+    assert again["chunks"] == {**report["chunks"], "added": 0, "reused": 0}
+
+
+def test_search_finds_a_function_from_a_paraphrase(repo: Path) -> None:
+    assert runner.invoke(cli, ["index", str(repo), "--repo", "rb"]).exit_code == 0
+    result = runner.invoke(
+        cli,
+        [
+            "search",
+            "--repo",
+            "rb",
+            "-k",
+            "3",
+            "--json",
+            "scrub the password out of a driver error and give a one-line reason",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    hits = json.loads(result.stdout)
+    assert hits[0]["qualified_name"] == "describe_connect_error"
+    assert hits[0]["file_path"] == "app/db/engine.py"
+    assert set(hits[0]) == {
+        "chunk_id",
+        "file_path",
+        "start_line",
+        "end_line",
+        "symbol_name",
+        "qualified_name",
+        "chunk_type",
+        "score",
+        "summary",
+    }
+
+
+def test_search_of_unknown_repository_is_a_clear_error(repo: Path) -> None:
+    result = runner.invoke(cli, ["search", "--repo", "nope", "anything"])
+    assert result.exit_code == 1
+    assert "repository 'nope' is not indexed" in str(result.exception)
+
+
+def test_index_table_output_and_estimate(repo: Path) -> None:
+    result = runner.invoke(cli, ["index", str(repo), "--estimate"])
+    assert result.exit_code == 0, result.output
+    assert "estimate for index of reviewbot-src" in result.output
+    assert "hash embedder" in result.output
+    assert (
+        json.loads(runner.invoke(cli, ["index", str(repo), "--json"]).stdout)["chunks"]["added"] > 0
+    )

@@ -1,0 +1,272 @@
+"""The index pipeline against the real database and a real OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, text
+
+from app.config import Settings
+from app.indexing.embedder import HashEmbedder, select_embedder
+from app.indexing.indexer import IndexBusy, Indexer, IndexOptions, IndexReport
+from app.indexing.summarizer import select_summarizer
+from tests.fakes.openai_server import CHAT, EMBEDDINGS, FakeOpenAI
+
+SAMPLES = Path(__file__).parents[1] / "unit" / "chunker_samples"
+REPO = "acme/shop"
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """A small multi-language source tree with the awkward files real trees have."""
+    root = tmp_path / "shop"
+    shutil.copytree(SAMPLES, root / "src")
+    (root / "assets").mkdir()
+    (root / "assets" / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR")
+    (root / "src" / "broken.py").write_text("def ok():\n    return 1\n\ndef broken(:\n    pass\n")
+    (root / ".gitignore").write_text("build/\n*.log\n")
+    (root / "build").mkdir()
+    (root / "build" / "out.py").write_text("def generated():\n    pass\n")
+    (root / "debug.log").write_text("noise\n")
+    return root
+
+
+def run_index(engine: Engine, settings: Settings, root: Path, **options: object) -> IndexReport:
+    indexer = Indexer(
+        engine,
+        REPO,
+        root,
+        embedder=select_embedder(settings),
+        summarizer=select_summarizer(settings),
+        options=IndexOptions(**options),  # type: ignore[arg-type]
+    )
+    return indexer.run()
+
+
+def rows(engine: Engine) -> dict[int, tuple[object, ...]]:
+    with engine.connect() as conn:
+        result = conn.execute(
+            text(
+                "SELECT id, file_path, start_line, end_line, content_hash, nl_summary, summarizer,"
+                " embedding_model, embedding IS NOT NULL, updated_at FROM code_chunks ORDER BY id"
+            )
+        )
+        return {r[0]: tuple(r[1:]) for r in result}
+
+
+def test_full_index_stores_llm_summaries_and_vectors(
+    engine: Engine, llm_settings: Settings, fake_openai: FakeOpenAI, tree: Path
+) -> None:
+    report = run_index(engine, llm_settings, tree)
+
+    assert report.files_skipped == {"binary": 1}
+    assert report.files_changed == 15  # 14 samples + broken.py; build/ and *.log ignored
+    stored = rows(engine)
+    assert len(stored) == report.chunks_added == report.chunks_total > 60
+    paths = {r[0] for r in stored.values()}
+    assert "build/out.py" not in paths and "debug.log" not in paths
+    assert all(r[5] == "llm" and r[6] == "text-embedding-3-small" and r[7] for r in stored.values())
+    with engine.connect() as conn:
+        summary = conn.execute(
+            text("SELECT nl_summary FROM code_chunks WHERE qualified_name = 'cache.Store.Get'")
+        ).scalar_one()
+        run = conn.execute(
+            text(
+                "SELECT status, summary_calls, summary_prompt_tokens, embedding_calls"
+                " FROM index_runs"
+            )
+        ).one()
+        broken = (
+            conn.execute(
+                text("SELECT qualified_name FROM code_chunks WHERE file_path = 'src/broken.py'")
+            )
+            .scalars()
+            .all()
+        )
+    assert summary == "Summary of cache.Store.Get: it does what cache.Store.Get says."
+    assert run.status == "succeeded"
+    assert run.summary_calls == fake_openai.calls(CHAT) > 0
+    assert run.summary_prompt_tokens > 0
+    assert run.embedding_calls == fake_openai.calls(EMBEDDINGS) > 0
+    assert "ok" in broken  # a syntax error elsewhere in the file does not lose `ok`
+
+
+def test_reindex_without_changes_makes_no_model_calls(
+    engine: Engine, llm_settings: Settings, fake_openai: FakeOpenAI, tree: Path
+) -> None:
+    run_index(engine, llm_settings, tree)
+    before = rows(engine)
+    fake_openai.reset()
+
+    report = run_index(engine, llm_settings, tree)
+    assert fake_openai.requests == []
+    assert report.files_changed == 0 and report.files_unchanged == 15
+    assert rows(engine) == before
+
+    for path in tree.rglob("*.go"):  # new mtime, same content: read and hashed, nothing else
+        os.utime(path, ns=(1, 1))
+    report = run_index(engine, llm_settings, tree)
+    assert fake_openai.requests == []
+    assert report.files_unchanged == 15
+    assert rows(engine) == before
+
+
+def test_editing_one_function_costs_one_summary_and_one_embedding(
+    engine: Engine, llm_settings: Settings, fake_openai: FakeOpenAI, tree: Path
+) -> None:
+    run_index(engine, llm_settings, tree)
+    before = rows(engine)
+    fake_openai.reset()
+    source = tree / "src" / "sample.go"
+    source.write_text(source.read_text().replace("return e.Value, true", "return e.Value, ok"))
+
+    report = run_index(engine, llm_settings, tree)
+
+    assert fake_openai.calls(CHAT) == 1 and fake_openai.calls(EMBEDDINGS) == 1
+    [chat] = fake_openai.bodies(CHAT)
+    assert "cache.Store.Get" in chat["messages"][0]["content"]
+    assert "cache.Store.Len" not in chat["messages"][0]["content"]
+    after = rows(engine)
+    removed, added = set(before) - set(after), set(after) - set(before)
+    assert len(removed) == len(added) == 1
+    assert {k: v for k, v in before.items() if k not in removed} == {
+        k: v for k, v in after.items() if k not in added
+    }
+    assert (report.chunks_added, report.chunks_deleted, report.chunks_updated) == (1, 1, 0)
+
+
+def test_rename_reuses_summaries_and_vectors_and_delete_removes_rows(
+    engine: Engine, llm_settings: Settings, fake_openai: FakeOpenAI, tree: Path
+) -> None:
+    run_index(engine, llm_settings, tree)
+    fake_openai.reset()
+    (tree / "src" / "sample.rs").rename(tree / "src" / "config_parser.rs")
+    (tree / "src" / "sample.java").unlink()
+
+    report = run_index(engine, llm_settings, tree)
+
+    assert fake_openai.requests == []
+    assert report.files_deleted == 2 and report.files_changed == 1
+    paths = {r[0] for r in rows(engine).values()}
+    assert "src/config_parser.rs" in paths
+    assert "src/sample.rs" not in paths and "src/sample.java" not in paths
+    with engine.connect() as conn:
+        summaries = (
+            conn.execute(
+                text(
+                    "SELECT DISTINCT summarizer FROM code_chunks"
+                    " WHERE file_path = 'src/config_parser.rs'"
+                )
+            )
+            .scalars()
+            .all()
+        )
+    assert summaries == ["llm"]
+
+
+def test_rate_limited_llm_is_retried(
+    engine: Engine, llm_settings: Settings, fake_openai: FakeOpenAI, tree: Path
+) -> None:
+    settings = llm_settings.model_copy(update={"summary_concurrency": 1})
+    fake_openai.fail_next(CHAT, [429])
+    report = run_index(engine, settings, tree)
+    assert fake_openai.calls(CHAT, ok_only=False) == fake_openai.calls(CHAT) + 1
+    assert report.summaries_heuristic == 0
+    assert report.errors == []
+
+
+def test_llm_down_falls_back_to_heuristic_and_a_later_run_upgrades(
+    engine: Engine, llm_settings: Settings, fake_openai: FakeOpenAI, tree: Path
+) -> None:
+    fake_openai.down = True
+    report = run_index(engine, llm_settings, tree)
+    assert report.summaries_llm == 0 and report.summaries_heuristic == report.chunks_added
+    assert any("HTTP 503" in e for e in report.errors)
+    with engine.connect() as conn:
+        kinds = conn.execute(text("SELECT DISTINCT summarizer FROM code_chunks")).scalars().all()
+        missing = conn.execute(
+            text("SELECT count(*) FROM code_chunks WHERE embedding IS NULL")
+        ).scalar_one()
+    assert kinds == ["heuristic"]
+    assert missing == report.chunks_added  # embeddings failed too; rows kept
+
+    fake_openai.reset()
+    upgrade = run_index(engine, llm_settings, tree)
+    assert upgrade.files_changed == 0
+    assert upgrade.chunks_updated == report.chunks_added
+    with engine.connect() as conn:
+        kinds = conn.execute(text("SELECT DISTINCT summarizer FROM code_chunks")).scalars().all()
+        missing = conn.execute(
+            text("SELECT count(*) FROM code_chunks WHERE embedding IS NULL")
+        ).scalar_one()
+    assert kinds == ["llm"] and missing == 0
+
+
+def test_estimate_makes_no_calls_and_writes_nothing(
+    engine: Engine, llm_settings: Settings, fake_openai: FakeOpenAI, tree: Path
+) -> None:
+    report = run_index(engine, llm_settings, tree, estimate=True)
+    assert fake_openai.requests == []
+    assert rows(engine) == {}
+    assert report.summary_usage.calls > 0 and report.summary_usage.prompt_tokens > 0
+    assert report.embedding_usage.calls > 0 and report.embedding_usage.tokens > 0
+
+
+def test_secrets_in_code_never_reach_the_model(
+    engine: Engine, llm_settings: Settings, fake_openai: FakeOpenAI, tree: Path
+) -> None:
+    (tree / "src" / "settings.py").write_text(
+        'GITHUB_TOKEN = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"\n'
+        'def connect():\n    return open_db(password="hunter2-hunter2")\n'
+    )
+    run_index(engine, llm_settings, tree)
+    sent = str(fake_openai.bodies(CHAT))
+    assert "ghp_abcdefghijklmnopqrstuvwxyz0123456789" not in sent
+    assert "hunter2-hunter2" not in sent
+    assert "[REDACTED]" in sent
+
+
+def test_one_run_per_repository_at_a_time(engine: Engine, settings: Settings, tree: Path) -> None:
+    held = threading.Event()
+    release = threading.Event()
+
+    def hold_lock() -> None:
+        with engine.connect() as conn:
+            conn.execute(
+                text("SELECT pg_advisory_lock(hashtext(:k))"), {"k": f"reviewbot:index:{REPO}"}
+            )
+            held.set()
+            release.wait(10)
+            conn.execute(text("SELECT pg_advisory_unlock_all()"))
+
+    holder = threading.Thread(target=hold_lock)
+    holder.start()
+    held.wait(10)
+    try:
+        with pytest.raises(IndexBusy, match="another indexing run for acme/shop"):
+            run_index(engine, settings, tree)
+    finally:
+        release.set()
+        holder.join()
+    assert run_index(engine, settings, tree).chunks_added > 0
+
+
+def test_repo_config_filters_files(engine: Engine, settings: Settings, tree: Path) -> None:
+    (tree / ".reviewbot.toml").write_text(
+        '[index]\ninclude = ["src/**"]\nexclude = ["**/*.rb"]\nlanguages = ["go", "ruby", "rust"]\n'
+    )
+    run_index(engine, settings, tree)
+    paths = {r[0] for r in rows(engine).values()}
+    assert paths == {"src/sample.go", "src/sample.rs"}
+
+
+def test_hash_embedder_without_llm(engine: Engine, settings: Settings, tree: Path) -> None:
+    assert isinstance(select_embedder(settings), HashEmbedder)
+    report = run_index(engine, settings, tree)
+    assert report.embedding_model == "hash-v1"
+    assert report.summaries_heuristic == report.chunks_added
+    assert all(r[5] == "heuristic" and r[6] == "hash-v1" and r[7] for r in rows(engine).values())
