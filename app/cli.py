@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from app.config import Settings, load_settings
-from app.errors import ReviewbotError
+from app.errors import ConfigError, ReviewbotError
 
 cli = typer.Typer(
     name="reviewbot",
@@ -154,6 +154,113 @@ def search(
         out.print(search_table(hits))
 
 
+@cli.command()
+def context(
+    repo: Annotated[str, typer.Option(help="Repository name given to `reviewbot index`")],
+    diff: Annotated[Path, typer.Option(help="Unified diff file (git diff, GitHub .diff)")],
+    root: Annotated[Path, typer.Option(help="Work tree holding the diff's new side")] = Path("."),
+    base: Annotated[str, typer.Option(help="Git revision holding the old side")] = "HEAD",
+    budget: Annotated[int | None, typer.Option(min=100, help="Context token budget")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the documented JSON")] = False,
+) -> None:
+    """Show the context retrieval packs for a diff."""
+    from app.cli_render import context_table
+    from app.db.engine import open_database
+    from app.diff.changed import changed_functions
+    from app.diff.local_git import GitError, LocalRepo
+    from app.diff.parse import parse_diff
+    from app.indexing.embedder import select_embedder
+    from app.retrieval.retrieve import retrieve_context
+
+    settings = _settings()
+    try:
+        diffs = parse_diff(diff.read_bytes())
+    except OSError as exc:
+        raise ConfigError(f"cannot read diff file {diff}: {exc.strerror}") from None
+    git = LocalRepo(root.resolve())
+    try:
+        git.check()
+        has_git = True
+    except GitError:
+        has_git = False
+
+    def read(path: str, side: str) -> bytes | None:
+        if side == "new":
+            return git.read(None, path)
+        return git.read(base, path) if has_git else None
+
+    changed = changed_functions(diffs, read)
+    embedder = select_embedder(settings)
+    with open_database(settings) as opened:
+        result = retrieve_context(
+            opened.engine, repo, diffs, changed, embedder, settings, budget=budget
+        )
+    if as_json:
+        print(json.dumps(result.as_json(), indent=2))
+    else:
+        out.print(context_table(result))
+
+
+@cli.command()
+def review(
+    repo: Annotated[Path, typer.Option(help="Local git repository")] = Path("."),
+    base: Annotated[str | None, typer.Option(help="Base revision (default: merge-base)")] = None,
+    head: Annotated[str | None, typer.Option(help="Head revision (default: work tree)")] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the prompt instead of calling the model")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+) -> None:
+    """Review local changes: index the base, retrieve context, ask the model."""
+    from app.cli_render import RichProgress, progress_bars, prompt_view, review_view
+    from app.db.engine import open_database
+    from app.indexing.embedder import HASH_MODEL, select_embedder
+    from app.indexing.summarizer import select_summarizer
+    from app.llm.client import make_openai_client
+    from app.review.local import review_local
+    from app.review.pipeline import run_review
+
+    settings = _settings()
+    embedder = select_embedder(settings)
+    llm = make_openai_client(settings) if settings.llm_configured else None
+    if embedder.model == HASH_MODEL and not as_json:
+        err.print(NO_MODEL_NOTE)
+    with open_database(settings) as opened:
+        with progress_bars() as bars:
+            local = review_local(
+                opened.engine,
+                repo,
+                settings,
+                embedder=embedder,
+                summarizer=select_summarizer(settings),
+                base=base,
+                head=head,
+                llm=llm,
+                progress=None if as_json else RichProgress(bars),
+            )
+        prepared = local.prepared
+        if dry_run or llm is None:
+            if as_json:
+                print(json.dumps({"dry_run": True, **prepared.as_json()}, indent=2))
+            else:
+                if llm is None:
+                    err.print(
+                        "[yellow]note:[/] no LLM configured (OPENAI_API_KEY / "
+                        "OPENAI_BASE_URL): showing the prompt instead of a review."
+                    )
+                out.print(prompt_view(prepared))
+            return
+        result = run_review(llm, prepared, settings)
+    if as_json:
+        print(
+            json.dumps(
+                {"dry_run": False, **prepared.context.as_json(), **result.as_json()}, indent=2
+            )
+        )
+    else:
+        out.print(review_view(result, prepared, local.git, local.head))
+
+
 NO_MODEL_NOTE = (
     "[yellow]note:[/] embeddings use the built-in hash embedder (lexical, no model). Set "
     "OPENAI_API_KEY or OPENAI_BASE_URL, or install reviewbot\\[local], for semantic search."
@@ -162,10 +269,16 @@ NO_MODEL_NOTE = (
 
 def main() -> None:
     """Console-script entry point: expected failures print one line, exit 1, no traceback."""
+    from sqlalchemy.exc import DBAPIError
+
     try:
         cli()
     except ReviewbotError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        sys.exit(1)
+    except DBAPIError as exc:  # an unexpected database failure: still one line, no traceback
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else type(exc).__name__
+        print(f"error: database: {reason}", file=sys.stderr)
         sys.exit(1)
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from rich.console import Group, RenderableType
+from rich.markup import escape
+from rich.panel import Panel
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -10,10 +13,15 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
+from rich.syntax import Syntax
 from rich.table import Table
+from rich.text import Text
 
+from app.diff.local_git import LocalRepo
 from app.indexing.indexer import IndexReport
+from app.retrieval.retrieve import ContextResult
 from app.retrieval.search import SearchHit
+from app.review.pipeline import PreparedReview, ReviewResult
 
 
 class RichProgress:
@@ -92,3 +100,81 @@ def search_table(hits: list[SearchHit]) -> Table:
             (hit.summary or "")[:160],
         )
     return table
+
+
+def context_table(result: ContextResult) -> Table:
+    changed = ", ".join(
+        f"{c.file_path}:{c.chunk.start_line}-{c.chunk.end_line} {c.qualified_name}"
+        for c in result.changed
+    )
+    table = Table(
+        "score",
+        "where",
+        "symbol",
+        "tokens",
+        "signals",
+        title=f"context for {changed or 'no changed functions'}",
+        caption=f"{result.tokens_used}/{result.budget} tokens ({result.token_counter})",
+    )
+    for c in result.context:
+        table.add_row(
+            f"{c.score:.4f}",
+            f"{c.file_path}:{c.start_line}-{c.end_line}",
+            f"{c.qualified_name or c.symbol_name or ''} ({c.chunk_type})",
+            str(c.tokens),
+            ",".join(c.signals),
+        )
+    return table
+
+
+def prompt_view(prepared: PreparedReview) -> RenderableType:
+    counts = (
+        f"prompt {prepared.prompt_tokens} tokens ({prepared.token_counter}): diff "
+        f"{prepared.fitted.tokens}, context {prepared.context.tokens_used}/"
+        f"{prepared.context.budget}, {len(prepared.context.context)} chunks"
+    )
+    return Group(
+        Panel(Text(prepared.prompt.system), title="system"),
+        Panel(Text(prepared.prompt.user), title="user"),
+        Text(counts, style="bold"),
+    )
+
+
+SEVERITY_STYLE = {"critical": "bold red", "major": "red", "minor": "yellow", "nit": "dim"}
+
+
+def review_view(
+    result: ReviewResult, prepared: PreparedReview, git: LocalRepo, head: str | None
+) -> RenderableType:
+    parts: list[RenderableType] = [Panel(Text(result.summary or "(no summary)"), title="summary")]
+    for comment in result.comments:
+        source = git.read(head, comment.path) or b""
+        lines = source.decode("utf-8", "replace").split("\n")
+        start = max(1, comment.line - 2)
+        code = "\n".join(lines[start - 1 : comment.line + 2])
+        style = SEVERITY_STYLE.get(comment.severity, "")
+        where = f"{escape(comment.path)}:{comment.line}"
+        title = f"[{style}]{comment.severity}[/] {where} {escape(comment.title)}"
+        body: list[RenderableType] = [
+            Syntax(
+                code,
+                Syntax.guess_lexer(comment.path, code),
+                line_numbers=True,
+                start_line=start,
+                highlight_lines={comment.line},
+            ),
+            Text(comment.body),
+        ]
+        if comment.suggestion:
+            body.append(Text("suggestion:\n" + comment.suggestion, style="green"))
+        parts.append(Panel(Group(*body), title=title, title_align="left"))
+    for note in result.moved_to_summary:
+        parts.append(Text(f"note (not on a diff line): {note}", style="dim"))
+    parts.append(
+        Text(
+            f"{len(result.comments)} comments; context {len(prepared.context.context)} chunks, "
+            f"{prepared.context.tokens_used} tokens; model {result.model}",
+            style="bold",
+        )
+    )
+    return Group(*parts)

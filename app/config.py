@@ -88,13 +88,31 @@ class Settings(BaseSettings):
     summary_concurrency: int = Field(default=4, ge=1, le=32)
     embedding_batch_size: int = Field(default=128, ge=1, le=2048)
 
-    # review
+    # retrieval and review
     context_token_budget: int = Field(default=6000, ge=200)
+    diff_token_budget: int = Field(default=12000, ge=500)
+    retrieval_signals: tuple[Literal["vector", "lexical", "structural"], ...] = (
+        "vector",
+        "lexical",
+        "structural",
+    )
+    retrieval_fusion: Literal["rrf", "interleave"] = "rrf"
+    retrieval_llm_queries: bool = False
+    retrieval_per_signal: int = Field(default=20, ge=1, le=200)
+    max_chunks_per_file: int = Field(default=3, ge=1)
+    max_review_comments: int = Field(default=10, ge=0, le=50)
 
     # server
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
     log_level: str = "INFO"
+
+    @field_validator("retrieval_signals", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: object) -> object:
+        if isinstance(value, str) and not value.strip().startswith("["):
+            return tuple(v.strip() for v in value.split(",") if v.strip())
+        return value
 
     @field_validator("github_api_url")
     @classmethod

@@ -17,7 +17,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError
 
 from app.config import Settings
 from app.db.embedded import start_embedded_server
-from app.errors import ConfigError, DatabaseUnavailable, VectorExtensionMissing
+from app.errors import ConfigError, DatabaseError, DatabaseUnavailable, VectorExtensionMissing
 
 DRIVER = "postgresql+psycopg"
 
@@ -148,6 +148,9 @@ def open_database(settings: Settings, *, migrate: bool = True) -> Iterator[OpenD
                 migrations.upgrade(engine)
             except OperationalError as exc:
                 raise DatabaseUnavailable(describe_connect_error(target, exc)) from None
+            except DBAPIError as exc:
+                reason = str(exc.orig).strip().splitlines()[0] if exc.orig else type(exc).__name__
+                raise DatabaseError(f"migrating {target.display} failed: {reason}") from None
         yield OpenDatabase(target=target, engine=engine, info=info)
     finally:
         engine.dispose()

@@ -8,6 +8,7 @@ from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     BigInteger,
     CheckConstraint,
+    Computed,
     DateTime,
     ForeignKey,
     Index,
@@ -18,7 +19,7 @@ from sqlalchemy import (
     UniqueConstraint,
     func,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 #: Width of every stored embedding: OpenAI text-embedding-3-small. Narrower models are
@@ -90,6 +91,7 @@ class CodeChunk(Base):
         Index("ix_code_chunks_repository_id_file_path", "repository_id", "file_path"),
         Index("ix_code_chunks_source_file_id", "source_file_id"),
         Index("ix_code_chunks_references", "references", postgresql_using="gin"),
+        Index("ix_code_chunks_search_tsv", "search_tsv", postgresql_using="gin"),
         Index("ix_code_chunks_repository_id_content_hash", "repository_id", "content_hash"),
         Index("ix_code_chunks_repository_id_symbol_name", "repository_id", "symbol_name"),
         # lists=1 suits an empty table; app.db.vector_index rebuilds it as rows arrive.
@@ -123,6 +125,12 @@ class CodeChunk(Base):
     embedding = mapped_column(Vector(EMBEDDING_DIMS), nullable=True)
     embedding_model: Mapped[str | None] = mapped_column(String(128))
     token_count: Mapped[int] = mapped_column(Integer, server_default="0")
+    #: identifier words, references and summary, for PostgreSQL full-text search
+    search_text: Mapped[str | None] = mapped_column(Text)
+    search_tsv = mapped_column(
+        TSVECTOR,
+        Computed("to_tsvector('simple'::regconfig, coalesce(search_text, ''))", persisted=True),
+    )
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now(), nullable=False
     )

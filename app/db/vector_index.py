@@ -26,6 +26,12 @@ def ideal_lists(rows: int) -> int:
     return math.isqrt(rows)
 
 
+def build_memory_mb(lists: int, dims: int = 1536) -> int:
+    """``maintenance_work_mem`` an ivfflat build with ``lists`` lists needs, with headroom."""
+    samples = lists * 50
+    return min(4096, max(128, math.ceil(samples * dims * 4 * 1.5 / 2**20)))
+
+
 def probes_for(lists: int) -> int:
     """How many lists a query scans: sqrt(lists), at least one."""
     return max(1, round(math.sqrt(lists)))
@@ -60,6 +66,8 @@ def rebuild_if_needed(conn: Connection) -> int | None:
     if not needs_rebuild(current_lists(conn), rows):
         return None
     lists = ideal_lists(rows)
+    # k-means samples ~50 vectors a list; the default 64 MB is too little past ~200 lists.
+    conn.execute(text(f"SET LOCAL maintenance_work_mem = '{build_memory_mb(lists)}MB'"))
     conn.execute(text(f"DROP INDEX IF EXISTS {INDEX_NAME}"))
     conn.execute(
         text(

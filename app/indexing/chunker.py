@@ -87,6 +87,7 @@ def _from_lines(
     symbol: str | None,
     qualified: str | None,
     lines: list[Line],
+    segments: tuple[tuple[int, int], ...] | None = None,
     **extra: object,
 ) -> Chunk:
     return Chunk.build(
@@ -95,7 +96,7 @@ def _from_lines(
         chunk_type=chunk_type,
         symbol_name=symbol,
         qualified_name=qualified,
-        segments=segments_of([n for n, _ in lines]),
+        segments=segments or segments_of([n for n, _ in lines]),
         raw_code="\n".join(t for _, t in lines),
         **extra,  # type: ignore[arg-type]
     )
@@ -115,8 +116,9 @@ class _SyntaxChunker:
 
     def run(self) -> list[Chunk]:
         root = self.spec.parser().parse(self.source).root_node
-        self._index_references(root)
-        roots = self._definition_tree(root)
+        captures = QueryCursor(self.spec.query).captures(root)
+        self._index_references(captures.get("name", []))
+        roots = self._definition_tree(captures.get("def", []))
         prefix = self._file_scope(root)
         for definition in roots:
             self._emit(definition, prefix, in_class=False)
@@ -191,8 +193,10 @@ class _SyntaxChunker:
         signature: str | None,
         cover: bool = True,
     ) -> None:
+        segments = segments_of([n for n, _ in lines])
         if cover:
-            self.covered.update(n - 1 for n, _ in lines)
+            for start, end in segments:
+                self.covered.update(range(start - 1, end))
         self.chunks.append(
             _from_lines(
                 self.path,
@@ -201,16 +205,16 @@ class _SyntaxChunker:
                 name,
                 qualified,
                 lines,
+                segments,
                 signature=signature,
                 docstring=self._docstring(node) if node is not None else None,
-                references=self._references_in(lines, name),
+                references=self._references_in(segments, name),
             )
         )
 
     # -- finding definitions -------------------------------------------------------------
 
-    def _definition_tree(self, root: Node) -> list[_Def]:
-        captured = QueryCursor(self.spec.definitions_query).captures(root).get("def", [])
+    def _definition_tree(self, captured: list[Node]) -> list[_Def]:
         defs = [d for d in (self._as_def(n) for n in captured) if d is not None]
         defs.sort(key=lambda d: (d.node.start_byte, -d.node.end_byte))
         roots: list[_Def] = []
@@ -369,15 +373,16 @@ class _SyntaxChunker:
         )
         return _COMMENT_MARKS.sub("", comments).strip() or None
 
-    def _index_references(self, root: Node) -> None:
-        found = QueryCursor(self.spec.references_query).captures(root).get("name", [])
+    def _index_references(self, found: list[Node]) -> None:
         pairs = sorted((n.start_point.row, self._text(n)) for n in found)
         self._ref_rows = [row for row, _ in pairs]
         self._ref_names = [name for _, name in pairs]
 
-    def _references_in(self, lines: list[Line], own_name: str) -> tuple[str, ...]:
+    def _references_in(
+        self, segments: tuple[tuple[int, int], ...], own_name: str
+    ) -> tuple[str, ...]:
         names: set[str] = set()
-        for start, end in segments_of([n for n, _ in lines]):
+        for start, end in segments:
             lo = bisect.bisect_left(self._ref_rows, start - 1)
             hi = bisect.bisect_right(self._ref_rows, end - 1)
             names.update(self._ref_names[lo:hi])

@@ -92,6 +92,11 @@ def content_hash(
 
 def segments_of(line_numbers: list[int]) -> tuple[tuple[int, int], ...]:
     """Collapse sorted line numbers into inclusive ranges: [1,2,3,7] -> ((1,3),(7,7))."""
+    if not line_numbers:
+        return ()
+    first, last = line_numbers[0], line_numbers[-1]
+    if last - first + 1 == len(line_numbers):  # contiguous, the common case
+        return ((first, last),)
     spans: list[tuple[int, int]] = []
     for number in line_numbers:
         if spans and number <= spans[-1][1] + 1:

@@ -391,6 +391,7 @@ class Indexer:
                         "model": summary.model,
                         "embedding": vector,
                         "emodel": self.embedder.model,
+                        "search_text": store.search_text(s.chunk, summary.text),
                     }
                     for (s, summary), vector in zip(changed, vectors, strict=True)
                 ],

@@ -46,13 +46,11 @@ class LanguageSpec:
         return Language(getattr(importlib.import_module(self.module), self.entry)())
 
     @functools.cached_property
-    def definitions_query(self) -> Query:
+    def query(self) -> Query:
+        """One query for a single pass over the tree: ``@def`` definitions, ``@name`` references."""
         kinds = sorted(self.functions | self.classes | self.scopes | self.bound_functions)
-        return Query(self.language, "[" + " ".join(f"({k})" for k in kinds) + "] @def")
-
-    @functools.cached_property
-    def references_query(self) -> Query:
-        return Query(self.language, self.references)
+        definitions = "[" + " ".join(f"({k})" for k in kinds) + "] @def"
+        return Query(self.language, definitions + "\n" + self.references)
 
     def parser(self) -> Parser:
         return Parser(self.language)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -12,6 +13,7 @@ from sqlalchemy import Connection, bindparam, delete, select, text, update
 
 from app.db.models import CodeChunk, EmbeddingCache, Repository, SourceFile, SummaryCache
 from app.indexing.chunks import Chunk
+from app.indexing.summarizer import split_identifier
 
 CHUNK_COPY_COLUMNS = (
     "repository_id",
@@ -34,6 +36,7 @@ CHUNK_COPY_COLUMNS = (
     "embedding",
     "embedding_model",
     "token_count",
+    "search_text",
 )
 
 
@@ -222,10 +225,19 @@ def copy_chunks(conn: Connection, repo_id: int, file_id: int, chunks: Iterable[N
                     vector,
                     new.embedding_model,
                     new.token_count,
+                    search_text(c, new.summary),
                 )
             )
             count += 1
     return count
+
+
+def search_text(chunk: Chunk, summary: str | None) -> str:
+    """What full-text search sees: names split into words, references, and the summary."""
+    names = [chunk.symbol_name or "", chunk.qualified_name or "", *chunk.references]
+    idents = {ident for name in names for ident in re.findall(r"\w+", name)}
+    words = {w for ident in idents for w in split_identifier(ident)}
+    return " ".join(sorted(idents | words)) + "\n" + (summary or "")
 
 
 def _clean(value: str) -> str:
@@ -303,11 +315,13 @@ def stale_chunks(
 
 
 def update_chunk_models(conn: Connection, updates: Sequence[dict[str, Any]]) -> None:
-    """Set summaries and vectors: dicts of cid, summary, summarizer, model, embedding, emodel."""
+    """Set summaries and vectors: dicts of cid, summary, summarizer, model, embedding, emodel,
+    search_text."""
     if updates:
         conn.execute(
             text(
                 "UPDATE code_chunks SET nl_summary = :summary, summarizer = :summarizer,"
+                " search_text = :search_text,"
                 " summary_model = :model, embedding = CAST(:embedding AS vector),"
                 " embedding_model = :emodel, updated_at = now() WHERE id = :cid"
             ),

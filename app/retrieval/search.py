@@ -42,7 +42,7 @@ def search(
     """The ``k`` chunks of ``repo`` nearest to ``query`` by cosine similarity."""
     vector = embedder.embed([query], EmbeddingUsage())[0]
     with engine.begin() as conn:
-        repo_id = _indexed_repository(conn, repo, embedder.model)
+        repo_id = indexed_repository(conn, repo, embedder.model)
         return nearest_chunks(conn, repo_id, vector, embedder.model, k)
 
 
@@ -82,7 +82,7 @@ def nearest_chunks(
     return sorted(hits, key=lambda h: (-h.score, h.file_path, h.start_line))
 
 
-def _indexed_repository(conn: Connection, repo: str, model: str) -> int:
+def indexed_repository(conn: Connection, repo: str, model: str) -> int:
     repo_id = find_repository(conn, repo)
     if repo_id is None:
         raise RepositoryNotIndexed(

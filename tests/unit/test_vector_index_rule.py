@@ -31,3 +31,12 @@ def test_rebuild_only_when_off_by_a_factor_of_two() -> None:
     assert needs_rebuild(current_lists=10, rows=20_000)  # ideal 20
     assert needs_rebuild(current_lists=10, rows=5_000)  # ideal 5: shrunk by half
     assert not needs_rebuild(current_lists=10, rows=6_000)
+
+
+def test_build_memory_grows_with_lists() -> None:
+    from app.db.vector_index import build_memory_mb
+
+    assert build_memory_mb(1) == 128
+    assert build_memory_mb(214) > 65  # the failure this guards against: 65 MB needed at 214 lists
+    assert build_memory_mb(1000) >= 440
+    assert build_memory_mb(100_000) == 4096

@@ -1,0 +1,1 @@
+"""Unified diffs: parsing, and mapping hunks to the functions they change."""

@@ -1,0 +1,99 @@
+"""From a diff to the functions it changes, in the new and the old version of each file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from app.diff.parse import FileDiff
+from app.indexing.chunks import Chunk
+from app.indexing.files import changed_chunks, chunk_file
+
+#: ``read(path, side)`` -> the file's bytes at the diff's "old" or "new" side, or None.
+SourceReader = Callable[[str, str], bytes | None]
+
+
+@dataclass(frozen=True)
+class ChangedFunction:
+    """A chunk the diff touches, with the diff lines that fall inside it."""
+
+    file_path: str
+    status: str  # "modified" | "added" | "deleted"
+    chunk: Chunk  # the new version; the old one for deleted functions
+    added_lines: tuple[int, ...]  # new-file line numbers
+    removed_lines: tuple[int, ...]  # old-file line numbers
+    old_chunk: Chunk | None = None
+
+    @property
+    def symbol_name(self) -> str | None:
+        return self.chunk.symbol_name
+
+    @property
+    def qualified_name(self) -> str | None:
+        return self.chunk.qualified_name
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "file_path": self.file_path,
+            "symbol_name": self.chunk.symbol_name,
+            "start_line": self.chunk.start_line,
+            "end_line": self.chunk.end_line,
+        }
+
+
+def changed_functions(diffs: list[FileDiff], read: SourceReader) -> list[ChangedFunction]:
+    """Every chunk with added lines (new side) and every chunk whose removed lines have no
+    new counterpart (deleted or rewritten away), in diff order."""
+    found: list[ChangedFunction] = []
+    for diff in diffs:
+        if diff.binary or diff.mode_only:
+            continue
+        found.extend(_in_file(diff, read))
+    return found
+
+
+def _chunks(path: str, data: bytes | None) -> list[Chunk]:
+    return list(chunk_file(path, data).chunks) if data is not None else []
+
+
+def _in_file(diff: FileDiff, read: SourceReader) -> list[ChangedFunction]:
+    new_chunks = [] if diff.status == "deleted" else _chunks(diff.path, read(diff.path, "new"))
+    old_chunks = (
+        [] if diff.status == "added" else _chunks(diff.old_path, read(diff.old_path, "old"))
+    )
+    old_by_name = {c.qualified_name: c for c in old_chunks}
+    new_names = {c.qualified_name for c in new_chunks}
+    touched_old = changed_chunks(old_chunks, diff.removed_lines)
+    result: list[ChangedFunction] = []
+    for chunk in changed_chunks(new_chunks, diff.added_lines):
+        old = old_by_name.get(chunk.qualified_name)
+        removed = _lines_in(old, diff.removed_lines) if old else ()
+        status = "modified" if old is not None else "added"
+        result.append(
+            ChangedFunction(
+                diff.path, status, chunk, _lines_in(chunk, diff.added_lines), removed, old
+            )
+        )
+    done = {(c.chunk.qualified_name) for c in result}
+    for old in touched_old:
+        if old.qualified_name in done:
+            continue
+        if old.qualified_name in new_names:  # only lines removed from a function that remains
+            new = next(c for c in new_chunks if c.qualified_name == old.qualified_name)
+            result.append(
+                ChangedFunction(
+                    diff.path, "modified", new, (), _lines_in(old, diff.removed_lines), old
+                )
+            )
+        else:
+            result.append(
+                ChangedFunction(
+                    diff.path, "deleted", old, (), _lines_in(old, diff.removed_lines), old
+                )
+            )
+        done.add(old.qualified_name)
+    return result
+
+
+def _lines_in(chunk: Chunk, lines: frozenset[int]) -> tuple[int, ...]:
+    return tuple(sorted(n for n in lines if chunk.contains_line(n)))

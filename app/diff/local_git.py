@@ -1,0 +1,90 @@
+"""A local git repository as the CLI's source of diffs, file versions and base trees."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import tarfile
+from pathlib import Path
+
+from app.errors import ReviewbotError
+
+
+class GitError(ReviewbotError):
+    """A git command failed."""
+
+
+class LocalRepo:
+    """Read-only access to the git repository at ``root``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def git(self, *args: str, binary: bool = False) -> bytes:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(self.root), *args], capture_output=True, timeout=120, check=False
+            )
+        except FileNotFoundError:
+            raise GitError("git is not installed") from None
+        if done.returncode != 0:
+            message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise GitError(f"git {args[0]} failed: {message[-1] if message else done.returncode}")
+        return done.stdout
+
+    def check(self) -> None:
+        """Raise ``GitError`` unless ``root`` is inside a git work tree."""
+        if not self.root.is_dir():
+            raise GitError(f"{self.root} is not a directory")
+        self.git("rev-parse", "--is-inside-work-tree")
+
+    def resolve(self, rev: str) -> str:
+        return self.git("rev-parse", "--verify", f"{rev}^{{commit}}").decode().strip()
+
+    def default_base(self) -> str:
+        """The merge-base of HEAD with the default branch (origin's HEAD, main or master)."""
+        for candidate in ("origin/HEAD", "origin/main", "origin/master", "main", "master"):
+            try:
+                target = self.resolve(candidate)
+            except GitError:
+                continue
+            base = self.git("merge-base", "HEAD", target).decode().strip()
+            if base != self.resolve("HEAD"):
+                return base
+        try:  # on the default branch itself: review the last commit
+            return self.resolve("HEAD~1")
+        except GitError:
+            raise GitError("cannot choose a base: give --base REF") from None
+
+    def diff(self, base: str, head: str | None) -> bytes:
+        """``git diff`` from ``base`` to ``head`` (None: the working tree), with renames."""
+        args = ["diff", "--no-color", "--no-ext-diff", "-M", "--full-index", base]
+        return self.git(*args, *([head] if head else []))
+
+    def read(self, rev: str | None, path: str) -> bytes | None:
+        """A file at ``rev`` (None: the working tree), or None when it does not exist there."""
+        if rev is None:
+            full = self.root / path
+            return full.read_bytes() if full.is_file() else None
+        try:
+            return self.git("show", f"{rev}:{path}", binary=True)
+        except GitError:
+            return None
+
+    def messages(self, base: str, head: str | None) -> tuple[str, str]:
+        """A title and description for a local review, from the commits being reviewed."""
+        log = self.git("log", "--format=%s%n%b%x00", f"{base}..{head or 'HEAD'}").decode(
+            "utf-8", "replace"
+        )
+        commits = [c.strip() for c in log.split("\x00") if c.strip()]
+        if not commits:
+            return "Uncommitted changes", ""
+        title = commits[-1].splitlines()[0]  # the oldest commit names the change
+        return title, "\n\n".join(reversed(commits))
+
+    def export(self, rev: str, target: Path) -> None:
+        """Write the tree of ``rev`` into ``target`` (files keep the commit's time)."""
+        data = self.git("archive", "--format=tar", rev, binary=True)
+        target.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            tar.extractall(target, filter="data")

@@ -1,0 +1,136 @@
+"""Parse unified diffs (GitHub's diff endpoint, ``git diff``) into files, hunks and lines.
+
+Handles renames, deletions, binary files, mode-only changes, "\\ No newline at end of
+file" markers, CRLF line endings and bytes that are not UTF-8 (replaced, not fatal).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import unidiff
+
+from app.errors import ReviewbotError
+
+
+class DiffError(ReviewbotError):
+    """The input is not a unified diff."""
+
+
+@dataclass(frozen=True)
+class DiffLine:
+    kind: str  # "+" added, "-" removed, " " context
+    old_no: int | None
+    new_no: int | None
+    text: str
+
+
+@dataclass(frozen=True)
+class Hunk:
+    old_start: int
+    old_len: int
+    new_start: int
+    new_len: int
+    section: str
+    lines: tuple[DiffLine, ...]
+
+    @property
+    def added(self) -> list[int]:
+        return [ln.new_no for ln in self.lines if ln.kind == "+" and ln.new_no is not None]
+
+    @property
+    def removed(self) -> list[int]:
+        return [ln.old_no for ln in self.lines if ln.kind == "-" and ln.old_no is not None]
+
+    @property
+    def deletion_only(self) -> bool:
+        return not self.added and bool(self.removed)
+
+    @property
+    def new_lines(self) -> list[int]:
+        """New-file line numbers a review comment may point at: added and context lines."""
+        return [ln.new_no for ln in self.lines if ln.kind in "+ " and ln.new_no is not None]
+
+
+@dataclass(frozen=True)
+class FileDiff:
+    path: str  # the new path (the old one for deleted files)
+    old_path: str
+    status: str  # "added" | "deleted" | "modified" | "renamed"
+    binary: bool
+    hunks: tuple[Hunk, ...]
+
+    @property
+    def mode_only(self) -> bool:
+        return not self.binary and not self.hunks and self.status in {"modified", "renamed"}
+
+    @cached_property
+    def added_lines(self) -> frozenset[int]:
+        return frozenset(n for h in self.hunks for n in h.added)
+
+    @cached_property
+    def removed_lines(self) -> frozenset[int]:
+        return frozenset(n for h in self.hunks for n in h.removed)
+
+    @cached_property
+    def commentable_lines(self) -> frozenset[int]:
+        return frozenset(n for h in self.hunks for n in h.new_lines)
+
+
+def parse_diff(data: bytes | str) -> list[FileDiff]:
+    """Files of a unified diff, in order. Raises ``DiffError`` for text that is not one."""
+    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+    text = text.replace("\r\n", "\n")  # CRLF content is kept as content, minus the CR
+    if not text.strip():
+        return []
+    try:
+        patch = unidiff.PatchSet(text)
+    except unidiff.UnidiffParseError as exc:
+        raise DiffError(f"not a valid unified diff: {exc}") from None
+    if not len(patch) and ("@@" in text or "diff --git" in text):
+        raise DiffError("not a valid unified diff: no file headers found")
+    return [_file(f) for f in patch]
+
+
+def _file(patched: unidiff.PatchedFile) -> FileDiff:
+    old = _strip_prefix(patched.source_file)
+    new = _strip_prefix(patched.target_file)
+    if patched.is_added_file:
+        status = "added"
+    elif patched.is_removed_file:
+        status = "deleted"
+    elif patched.is_rename or (old and new and old != new):
+        status = "renamed"
+    else:
+        status = "modified"
+    path = old if status == "deleted" else (new or patched.path)
+    return FileDiff(
+        path=path,
+        old_path=old or path,
+        status=status,
+        binary=bool(patched.is_binary_file),
+        hunks=tuple(_hunk(h) for h in patched),
+    )
+
+
+def _hunk(hunk: unidiff.Hunk) -> Hunk:
+    lines = tuple(
+        DiffLine(ln.line_type, ln.source_line_no, ln.target_line_no, ln.value.rstrip("\n"))
+        for ln in hunk
+        if ln.line_type in {"+", "-", " "}
+    )
+    return Hunk(
+        hunk.source_start,
+        hunk.source_length,
+        hunk.target_start,
+        hunk.target_length,
+        hunk.section_header,
+        lines,
+    )
+
+
+def _strip_prefix(name: str | None) -> str:
+    if not name or name == "/dev/null":
+        return ""
+    return name[2:] if name.startswith(("a/", "b/")) else name

@@ -1,0 +1,220 @@
+"""Context for a diff: queries per changed function, signals, fusion, ranking, packing."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import openai
+from sqlalchemy import Connection, Engine, text
+
+from app.config import Settings
+from app.diff.changed import ChangedFunction
+from app.diff.parse import FileDiff
+from app.indexing.embedder import Embedder, EmbeddingUsage
+from app.llm.tokens import token_counter
+from app.retrieval.fusion import interleave, reciprocal_rank_fusion
+from app.retrieval.queries import RetrievalQuery, describe_change_with_llm, heuristic_queries
+from app.retrieval.ranking import (
+    Candidate,
+    ContextChunk,
+    merge_function_scores,
+    pack,
+    rank_context,
+)
+from app.retrieval.search import indexed_repository
+from app.retrieval.signals import lexical_signal, structural_signal, vector_signal
+
+
+@dataclass
+class ContextResult:
+    """Retrieved context; ``as_json`` is the ``reviewbot context --json`` contract."""
+
+    changed: list[ChangedFunction]
+    context: list[ContextChunk]
+    tokens_used: int
+    budget: int
+    token_counter: str
+    timings: dict[str, float] = field(default_factory=dict)
+    embedding_usage: EmbeddingUsage = field(default_factory=EmbeddingUsage)
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "changed": [c.as_json() for c in self.changed],
+            "context": [c.as_json() for c in self.context],
+            "tokens_used": self.tokens_used,
+            "budget": self.budget,
+            "token_counter": self.token_counter,
+        }
+
+
+def build_queries(
+    changed: Sequence[ChangedFunction],
+    diffs: Sequence[FileDiff],
+    llm: openai.OpenAI | None = None,
+    model: str | None = None,
+) -> list[RetrievalQuery]:
+    """Two views per changed function; the ``change`` view from the LLM when one is given."""
+    by_path = {d.path: d for d in diffs}
+    queries: list[RetrievalQuery] = []
+    for function in changed:
+        diff = by_path[function.file_path]
+        views = heuristic_queries(function, diff)
+        if llm is not None and model:
+            described = describe_change_with_llm(llm, model, function, diff)
+            if described:
+                views = [
+                    v if v.view != "change" else RetrievalQuery(function, "change", described)
+                    for v in views
+                ]
+        queries.extend(views)
+    return queries
+
+
+def retrieve_context(
+    engine: Engine,
+    repo: str,
+    diffs: Sequence[FileDiff],
+    changed: Sequence[ChangedFunction],
+    embedder: Embedder,
+    settings: Settings,
+    *,
+    llm: openai.OpenAI | None = None,
+    budget: int | None = None,
+) -> ContextResult:
+    """Search, fuse, rank and pack context for ``changed`` under the token budget."""
+    budget = budget or settings.context_token_budget
+    counter = token_counter()
+    result = ContextResult(list(changed), [], 0, budget, counter.name)
+    if not changed:
+        return result
+    queries = build_queries(
+        changed, diffs, llm if settings.retrieval_llm_queries else None, settings.summary_model
+    )
+    signals = set(settings.retrieval_signals)
+    started = time.perf_counter()
+    vectors: list[list[float]] = []
+    if "vector" in signals:
+        vectors = embedder.embed([q.text for q in queries], result.embedding_usage)
+    result.timings["embedding_s"] = time.perf_counter() - started
+
+    started = time.perf_counter()
+    with engine.begin() as conn:
+        repo_id = indexed_repository(conn, repo, embedder.model)
+        exclude = stale_chunk_ids(conn, repo_id, changed, diffs)
+        per_function = []
+        for function in changed:
+            rankings = _rankings(
+                conn, repo_id, function, queries, vectors, embedder.model, exclude, settings
+            )
+            fused = (
+                reciprocal_rank_fusion(rankings)
+                if settings.retrieval_fusion == "rrf"
+                else interleave(rankings)
+            )
+            per_function.append(
+                {
+                    cid: (
+                        score,
+                        {name.split(":")[0] for name, ids in rankings.items() if cid in ids},
+                    )
+                    for cid, score in fused.items()
+                }
+            )
+        merged = merge_function_scores(per_function)
+        chunks = _load(conn, merged)
+    result.timings["database_s"] = time.perf_counter() - started
+    ranked = rank_context(chunks, settings.max_chunks_per_file)
+    result.context, result.tokens_used = pack(ranked, budget, counter.count)
+    return result
+
+
+def _rankings(
+    conn: Connection,
+    repo_id: int,
+    function: ChangedFunction,
+    queries: Sequence[RetrievalQuery],
+    vectors: Sequence[Sequence[float]],
+    model: str,
+    exclude: Sequence[int],
+    settings: Settings,
+) -> dict[str, list[int]]:
+    k = settings.retrieval_per_signal
+    mine = [(i, q) for i, q in enumerate(queries) if q.function is function]
+    rankings: dict[str, list[int]] = {}
+    signals = settings.retrieval_signals
+    if "vector" in signals:
+        for i, query in mine:
+            rankings[f"vector:{query.view}"] = vector_signal(
+                conn, repo_id, vectors[i], model, exclude, k
+            )
+    if "lexical" in signals:
+        terms = [q.text for _, q in mine if q.view == "change"]
+        terms += [function.qualified_name or "", *function.chunk.references]
+        rankings["lexical"] = lexical_signal(conn, repo_id, terms, exclude, k)
+    if "structural" in signals:
+        rankings["structural"] = structural_signal(
+            conn, repo_id, function.chunk.references, function.symbol_name, exclude, k
+        )
+    return rankings
+
+
+def stale_chunk_ids(
+    conn: Connection, repo_id: int, changed: Sequence[ChangedFunction], diffs: Sequence[FileDiff]
+) -> list[int]:
+    """Rows that must not come back as context: the changed functions' indexed versions and
+    every row of a touched file whose content is not in the file's new version."""
+    paths = sorted({d.path for d in diffs} | {d.old_path for d in diffs})
+    fresh = {(c.file_path, c.chunk.content_hash) for c in changed if c.status != "deleted"}
+    changed_names = {(c.file_path, c.qualified_name) for c in changed} | {
+        (d.old_path, c.qualified_name) for c in changed for d in diffs if d.path == c.file_path
+    }
+    rows = conn.execute(
+        text(
+            "SELECT id, file_path, qualified_name, content_hash FROM code_chunks"
+            " WHERE repository_id = :r AND file_path = ANY(CAST(:p AS text[]))"
+        ),
+        {"r": repo_id, "p": paths},
+    )
+    deleted = {d.path for d in diffs if d.status == "deleted"}
+    stale = []
+    for chunk_id, path, name, content in rows:
+        touched = (path, name) in changed_names or path in deleted
+        if touched and (path, content) not in fresh:
+            stale.append(chunk_id)
+    return stale
+
+
+def _load(conn: Connection, merged: dict[int, Candidate]) -> list[ContextChunk]:
+    if not merged:
+        return []
+    rows = conn.execute(
+        text(
+            "SELECT id, file_path, start_line, end_line, symbol_name, qualified_name, chunk_type,"
+            " language, nl_summary, raw_code FROM code_chunks"
+            " WHERE id = ANY(CAST(:ids AS bigint[]))"
+        ),
+        {"ids": list(merged)},
+    )
+    chunks = []
+    for row in rows:
+        candidate = merged[row.id]
+        chunks.append(
+            ContextChunk(
+                chunk_id=row.id,
+                file_path=row.file_path,
+                start_line=row.start_line,
+                end_line=row.end_line,
+                symbol_name=row.symbol_name,
+                qualified_name=row.qualified_name,
+                chunk_type=row.chunk_type,
+                language=row.language,
+                summary=row.nl_summary,
+                code=row.raw_code,
+                score=candidate.score,
+                signals=tuple(sorted(candidate.signals)),
+                found_for=candidate.found_for,
+            )
+        )
+    return chunks

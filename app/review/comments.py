@@ -1,0 +1,188 @@
+"""Review comments: parsed from the model, validated against the diff, fingerprinted. Pure.
+
+GitHub refuses a review comment on a line outside the diff, so every comment is checked:
+its line must be an added or context line of a hunk in that file. A comment a few lines
+off is moved onto the nearest such line of the same hunk; anything else goes into the
+review summary instead. Empty praise is dropped, repeats are merged, and at most
+``max_comments`` survive, most severe first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from app.diff.parse import FileDiff
+
+SEVERITIES = ("critical", "major", "minor", "nit")
+SNAP_DISTANCE = 3
+_PRAISE = re.compile(
+    r"^\W*(looks? good|lgtm|great( job| work)?|nice( work| job| change)?|well done"
+    r"|good (job|work|change)|thanks|clean (code|change)|no issues?)\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class ReviewComment:
+    path: str
+    line: int
+    side: str
+    severity: str
+    title: str
+    body: str
+    suggestion: str | None = None
+
+    @property
+    def fingerprint(self) -> str:
+        """Stable across pushes: path and normalised words of title and body, no numbers."""
+        return fingerprint(self.path, self.title, self.body)
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "side": self.side,
+            "severity": self.severity,
+            "title": self.title,
+            "body": self.body,
+            "suggestion": self.suggestion,
+            "fingerprint": self.fingerprint,
+        }
+
+
+def fingerprint(path: str, title: str, body: str) -> str:
+    def norm(text: str) -> str:
+        return " ".join(re.sub(r"[^a-z ]+", " ", text.lower()).split())
+
+    return hashlib.sha256(f"{path}\0{norm(title)}\0{norm(body)}".encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class ModelReview:
+    """What the model said, before validation."""
+
+    summary: str
+    comments: list[dict[str, object]]
+
+
+def parse_model_review(content: str) -> ModelReview:
+    """The model's JSON answer, tolerating prose around it, code fences and trailing commas."""
+    start, end = content.find("{"), content.rfind("}")
+    data: object = None
+    if 0 <= start < end:
+        raw = content[start : end + 1]
+        for attempt in (raw, re.sub(r",\s*([}\]])", r"\1", raw)):
+            try:
+                data = json.loads(attempt)
+                break
+            except json.JSONDecodeError:
+                continue
+    if not isinstance(data, dict):
+        text = content.strip()
+        return ModelReview(text[:2000] if text else "The model returned no usable review.", [])
+    summary = data.get("summary")
+    comments = data.get("comments")
+    return ModelReview(
+        summary if isinstance(summary, str) else "",
+        [c for c in comments if isinstance(c, dict)] if isinstance(comments, list) else [],
+    )
+
+
+@dataclass(frozen=True)
+class ValidatedComments:
+    comments: list[ReviewComment]
+    moved_to_summary: list[str]  # "path:line title: body" of comments GitHub would refuse
+    dropped: int  # praise, empty or repeated
+
+
+def validate_comments(
+    raw: Iterable[dict[str, object]],
+    diffs: Sequence[FileDiff],
+    max_comments: int,
+    already_posted: Iterable[str] = (),
+) -> ValidatedComments:
+    """Keep comments that land on diff lines (snapping a few lines), best first, capped."""
+    files = {d.path: d for d in diffs if d.hunks}
+    seen = set(already_posted)
+    kept: list[ReviewComment] = []
+    moved: list[str] = []
+    dropped = 0
+    for item in raw:
+        comment = _coerce(item)
+        if comment is None or _is_praise(comment) or comment.fingerprint in seen:
+            dropped += 1
+            continue
+        seen.add(comment.fingerprint)
+        line = snap_line(files.get(comment.path), comment.line)
+        if line is None:
+            moved.append(f"{comment.path}:{comment.line} {comment.title}: {comment.body}")
+            continue
+        kept.append(
+            ReviewComment(
+                comment.path,
+                line,
+                "RIGHT",
+                comment.severity,
+                comment.title,
+                comment.body,
+                comment.suggestion,
+            )
+        )
+    kept.sort(key=lambda c: (SEVERITIES.index(c.severity), c.path, c.line))
+    for extra in kept[max_comments:]:
+        moved.append(f"{extra.path}:{extra.line} {extra.title}: {extra.body}")
+    return ValidatedComments(kept[:max_comments], moved, dropped)
+
+
+def snap_line(diff: FileDiff | None, line: int) -> int | None:
+    """``line`` if a comment may sit there, else the nearest such line of the same hunk
+    within ``SNAP_DISTANCE`` lines, else None."""
+    if diff is None:
+        return None
+    if line in diff.commentable_lines:
+        return line
+    best: tuple[int, int] | None = None
+    for hunk in diff.hunks:
+        if (
+            not hunk.new_start - SNAP_DISTANCE
+            <= line
+            <= hunk.new_start + hunk.new_len + SNAP_DISTANCE
+        ):
+            continue
+        for candidate in hunk.new_lines:
+            distance = abs(candidate - line)
+            if distance <= SNAP_DISTANCE and (best is None or (distance, candidate) < best):
+                best = (distance, candidate)
+    return best[1] if best else None
+
+
+def _coerce(item: dict[str, object]) -> ReviewComment | None:
+    path, title, body = item.get("path"), item.get("title"), item.get("body")
+    line = item.get("line")
+    if isinstance(line, str) and line.strip().isdigit():
+        line = int(line)
+    if not isinstance(path, str) or not isinstance(line, int) or isinstance(line, bool):
+        return None
+    title = title.strip() if isinstance(title, str) else ""
+    body = body.strip() if isinstance(body, str) else ""
+    if not title and not body:
+        return None
+    severity = str(item.get("severity", "minor")).lower()
+    suggestion = item.get("suggestion")
+    return ReviewComment(
+        path.removeprefix("b/").strip(),
+        line,
+        "RIGHT",
+        severity if severity in SEVERITIES else "minor",
+        title or body.split(".")[0][:80],
+        body or title,
+        suggestion if isinstance(suggestion, str) and suggestion.strip() else None,
+    )
+
+
+def _is_praise(comment: ReviewComment) -> bool:
+    return comment.suggestion is None and bool(_PRAISE.match(comment.title or comment.body))

@@ -1,0 +1,89 @@
+"""Review a local git repository: index the base, diff, retrieve, prompt (the CLI's job)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import openai
+from sqlalchemy import Engine
+
+from app.config import Settings
+from app.diff.local_git import LocalRepo
+from app.diff.parse import parse_diff
+from app.indexing.embedder import Embedder
+from app.indexing.indexer import Indexer, IndexReport, Progress
+from app.indexing.summarizer import LLMSummarizer
+from app.review.pipeline import PreparedReview, prepare_review
+
+
+@dataclass(frozen=True)
+class LocalReview:
+    repo: str
+    base: str
+    head: str | None  # None: the working tree
+    index: IndexReport
+    prepared: PreparedReview
+    git: LocalRepo
+
+
+def base_tree_dir(settings: Settings, repo: str) -> Path:
+    return settings.data_dir / "trees" / re.sub(r"[^A-Za-z0-9_.-]+", "_", repo)
+
+
+def export_base(repo: LocalRepo, base: str, target: Path) -> None:
+    """Materialise ``base`` in ``target``, reusing it when it already holds that commit."""
+    marker = target.with_suffix(".commit")
+    if target.is_dir() and marker.is_file() and marker.read_text().strip() == base:
+        return
+    if target.exists():
+        shutil.rmtree(target)
+    repo.export(base, target)
+    marker.write_text(base)
+
+
+def review_local(
+    engine: Engine,
+    path: Path,
+    settings: Settings,
+    *,
+    embedder: Embedder,
+    summarizer: LLMSummarizer | None,
+    base: str | None = None,
+    head: str | None = None,
+    name: str | None = None,
+    llm: openai.OpenAI | None = None,
+    progress: Progress | None = None,
+) -> LocalReview:
+    """Index ``path`` at ``base`` (incrementally), then prepare the review of base..head."""
+    repo = LocalRepo(path.resolve())
+    repo.check()
+    name = name or repo.root.name
+    base_sha = repo.resolve(base) if base else repo.default_base()
+    head_sha = repo.resolve(head) if head else None
+    tree = base_tree_dir(settings, name)
+    tree.parent.mkdir(parents=True, exist_ok=True)
+    export_base(repo, base_sha, tree)
+    report = Indexer(
+        engine, name, tree, embedder=embedder, summarizer=summarizer, progress=progress
+    ).run()
+    diffs = parse_diff(repo.diff(base_sha, head_sha))
+    title, body = repo.messages(base_sha, head_sha)
+
+    def read(file_path: str, side: str) -> bytes | None:
+        return repo.read(base_sha if side == "old" else head_sha, file_path)
+
+    prepared = prepare_review(
+        engine,
+        name,
+        diffs,
+        read,
+        title=title,
+        body=body,
+        embedder=embedder,
+        settings=settings,
+        llm=llm,
+    )
+    return LocalReview(name, base_sha, head_sha, report, prepared, repo)

@@ -1,0 +1,139 @@
+"""One review, the same for the CLI and the GitHub App: diff -> context -> prompt -> model
+-> validated comments."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import openai
+from sqlalchemy import Engine
+
+from app.config import Settings
+from app.diff.changed import SourceReader, changed_functions
+from app.diff.parse import FileDiff
+from app.indexing.embedder import Embedder
+from app.llm.tokens import token_counter
+from app.retrieval.ranking import ContextChunk
+from app.retrieval.retrieve import ContextResult, retrieve_context
+from app.review.comments import ReviewComment, validate_comments
+from app.review.diff_text import FittedDiff, fit_diff, render_diff
+from app.review.model import ask_review_model
+from app.review.prompt import ReviewPrompt, build_prompt
+
+
+@dataclass(frozen=True)
+class PreparedReview:
+    """Everything up to the model call; a dry run stops here."""
+
+    diffs: list[FileDiff]
+    context: ContextResult
+    fitted: FittedDiff
+    prompt: ReviewPrompt
+    prompt_tokens: int
+    token_counter: str
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            **self.context.as_json(),
+            "diff_tokens": self.fitted.tokens,
+            "omitted": self.fitted.omitted,
+            "prompt_tokens": self.prompt_tokens,
+            "prompt": {"system": self.prompt.system, "user": self.prompt.user},
+        }
+
+
+@dataclass(frozen=True)
+class ReviewResult:
+    summary: str
+    comments: list[ReviewComment]
+    moved_to_summary: list[str]
+    dropped: int
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "summary": self.summary,
+            "comments": [c.as_json() for c in self.comments],
+            "moved_to_summary": self.moved_to_summary,
+            "model": self.model,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+        }
+
+
+def prepare_review(
+    engine: Engine,
+    repo: str,
+    diffs: list[FileDiff],
+    read: SourceReader,
+    *,
+    title: str,
+    body: str,
+    embedder: Embedder,
+    settings: Settings,
+    llm: openai.OpenAI | None = None,
+) -> PreparedReview:
+    """Changed functions, retrieved context, the diff cut to its budget, and the prompt."""
+    changed = changed_functions(diffs, read)
+    context = retrieve_context(engine, repo, diffs, changed, embedder, settings, llm=llm)
+    counter = token_counter()
+    fitted = fit_diff(diffs, settings.diff_token_budget, counter.count)
+    prompt = build_prompt(title, body, render_diff(fitted.files), context.context, fitted.omitted)
+    tokens = counter.count(prompt.system) + counter.count(prompt.user)
+    return PreparedReview(diffs, context, fitted, prompt, tokens, counter.name)
+
+
+def run_review(
+    client: openai.OpenAI,
+    prepared: PreparedReview,
+    settings: Settings,
+    already_posted: Iterable[str] = (),
+) -> ReviewResult:
+    """Ask the review model and keep the comments GitHub will accept."""
+    answer = ask_review_model(client, settings.review_model, prepared.prompt)
+    checked = validate_comments(
+        answer.review.comments, prepared.diffs, settings.max_review_comments, already_posted
+    )
+    return ReviewResult(
+        summary=answer.review.summary,
+        comments=checked.comments,
+        moved_to_summary=checked.moved_to_summary,
+        dropped=checked.dropped,
+        model=settings.review_model,
+        prompt_tokens=answer.prompt_tokens,
+        completion_tokens=answer.completion_tokens,
+    )
+
+
+def summary_markdown(result: ReviewResult, prepared: PreparedReview) -> str:
+    """The review body: summary, notes that could not be inline, what was reviewed."""
+    parts = [result.summary.strip() or "No summary."]
+    if result.moved_to_summary:
+        parts.append(
+            "**Notes outside the diff**\n" + "\n".join(f"- {m}" for m in result.moved_to_summary)
+        )
+    reviewed = [d.path for d in prepared.fitted.files]
+    parts.append(
+        f"<details><summary>Reviewed {len(reviewed)} file(s)</summary>\n\n"
+        + "\n".join(f"- `{p}`" for p in reviewed)
+        + "\n</details>"
+    )
+    if prepared.fitted.omitted:
+        parts.append(
+            "**Skipped to fit the budget**\n" + "\n".join(f"- {o}" for o in prepared.fitted.omitted)
+        )
+    used = _context_paths(prepared.context.context)
+    if used:
+        parts.append(
+            "<details><summary>Context used</summary>\n\n"
+            + "\n".join(f"- `{p}`" for p in used)
+            + "\n</details>"
+        )
+    return "\n\n".join(parts)
+
+
+def _context_paths(chunks: Sequence[ContextChunk]) -> list[str]:
+    return [f"{c.file_path}:{c.start_line}-{c.end_line}" for c in chunks]

@@ -1,0 +1,61 @@
+"""The review prompt: instructions apart, and everything from the PR fenced as data."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from string import Template
+
+from app.llm.redact import redact_secrets
+from app.retrieval.ranking import ContextChunk, render_context_block
+
+SYSTEM = resources.files("app.review").joinpath("prompts/review_system.txt").read_text("utf-8")
+USER = Template(
+    resources.files("app.review").joinpath("prompts/review_user.txt").read_text("utf-8")
+)
+
+
+@dataclass(frozen=True)
+class ReviewPrompt:
+    system: str
+    user: str
+
+    def messages(self) -> list[dict[str, str]]:
+        return [{"role": "system", "content": self.system}, {"role": "user", "content": self.user}]
+
+
+def data_fence(*texts: str) -> str:
+    """A backtick fence longer than any run of backticks in ``texts``: data cannot close it."""
+    longest = 0
+    for text in texts:
+        run = 0
+        for ch in text:
+            run = run + 1 if ch == "`" else 0
+            longest = max(longest, run)
+    return "`" * max(4, longest + 1)
+
+
+def build_prompt(
+    title: str,
+    body: str,
+    diff_text: str,
+    context: Sequence[ContextChunk],
+    omitted: Sequence[str] = (),
+) -> ReviewPrompt:
+    """The system instructions and the user message with PR text, diff and context."""
+    context_text = "\n\n".join(render_context_block(c) for c in context) or "(none found)"
+    title, body = redact_secrets(title.strip()), redact_secrets(body.strip() or "(no description)")
+    diff_text, context_text = redact_secrets(diff_text), redact_secrets(context_text)
+    fence = data_fence(title, body, diff_text, context_text)
+    left_out = ""
+    if omitted:
+        left_out = (
+            "\nLeft out of the diff to fit the budget:\n"
+            + "\n".join(f"- {o}" for o in omitted)
+            + "\n"
+        )
+    user = USER.substitute(
+        fence=fence, title=title, body=body, diff=diff_text, context=context_text, omitted=left_out
+    )
+    return ReviewPrompt(SYSTEM, user)
