@@ -46,7 +46,9 @@ def python_programs(draw: st.DrawFn) -> tuple[str, list[str]]:
             functions.append(name)
         else:
             methods = []
-            for method in draw(st.lists(names, min_size=1, max_size=4, unique=True)):
+            fresh = names.filter(lambda n: n not in used)
+            for method in draw(st.lists(fresh, min_size=1, max_size=4, unique=True)):
+                used.add(method)
                 body = draw(st.lists(statements, min_size=1, max_size=20))
                 methods.append(_function(method, body, indent="    ", self_arg=True))
                 functions.append(f"{name}.{method}")

@@ -1,0 +1,267 @@
+"""Retrieval and review on a real git history, with the real database and a fake LLM."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine
+from sqlalchemy.engine import URL
+from typer.testing import CliRunner
+
+from app.cli import cli
+from app.config import Settings
+from app.indexing.embedder import select_embedder
+from app.indexing.summarizer import select_summarizer
+from app.llm.client import make_openai_client
+from app.review.local import review_local
+from app.review.pipeline import run_review, summary_markdown
+from tests.fakes.openai_server import CHAT, FakeOpenAI, summaries_for
+from tests.gitrepo import GitRepo
+
+SAMPLES = Path(__file__).parents[1] / "unit" / "chunker_samples"
+PRICING = '''"""Prices and discounts."""
+
+
+def apply_discount(price: float, percent: float) -> float:
+    """Price after taking ``percent`` off; percent is 0-100."""
+    return price * (1 - percent / 100)
+
+
+def format_price(value: float) -> str:
+    return f"${value:.2f}"
+'''
+CHECKOUT_V1 = """from shop.pricing import apply_discount, format_price
+
+
+def checkout_total(cart, coupon=None):
+    total = sum(item.price for item in cart)
+    return format_price(total)
+"""
+CHECKOUT_V2 = """from shop.pricing import apply_discount, format_price
+
+
+def checkout_total(cart, coupon=None):
+    total = sum(item.price for item in cart)
+    if coupon is not None:
+        total = apply_discount(total, coupon.fraction)
+    return format_price(total)
+"""
+
+
+@pytest.fixture
+def history(tmp_path: Path) -> tuple[GitRepo, str]:
+    """A repository whose last commit makes checkout call apply_discount in another file."""
+    repo = GitRepo(tmp_path / "shop")
+    for sample in SAMPLES.iterdir():
+        repo.write(f"vendor_samples/{sample.name}", sample.read_text())
+    repo.write("shop/__init__.py", "").write("shop/pricing.py", PRICING)
+    repo.write("shop/checkout.py", CHECKOUT_V1)
+    base = repo.commit("Add checkout")
+    repo.write("shop/checkout.py", CHECKOUT_V2)
+    repo.commit("Apply coupons at checkout\n\nUses the discount helper from pricing.")
+    return repo, base
+
+
+def review_reply(body: dict[str, Any]) -> str:
+    """The fake model: summaries for the indexer, a review for the reviewer."""
+    prompt = body["messages"][-1]["content"]
+    if "### chunk" in prompt:
+        return summaries_for(prompt)
+    return json.dumps(
+        {
+            "summary": "Applies coupon discounts at checkout.",
+            "comments": [
+                {
+                    "path": "shop/checkout.py",
+                    "line": 7,
+                    "side": "RIGHT",
+                    "severity": "major",
+                    "title": "Fraction passed where a percent is expected",
+                    "body": "apply_discount takes percent 0-100, coupon.fraction is 0-1.",
+                    "suggestion": "        total = apply_discount(total, coupon.fraction * 100)",
+                },
+                {
+                    "path": "shop/pricing.py",
+                    "line": 5,
+                    "side": "RIGHT",
+                    "severity": "minor",
+                    "title": "Not in the diff",
+                    "body": "This file did not change.",
+                },
+                {
+                    "path": "shop/checkout.py",
+                    "line": 8,
+                    "side": "RIGHT",
+                    "severity": "nit",
+                    "title": "Looks good",
+                    "body": "Nice.",
+                },
+            ],
+        }
+    )
+
+
+def test_callee_in_another_file_is_retrieved_and_in_the_prompt(
+    engine: Engine, settings: Settings, history: tuple[GitRepo, str]
+) -> None:
+    repo, base = history
+    local = review_local(
+        engine,
+        repo.root,
+        settings,
+        embedder=select_embedder(settings),
+        summarizer=None,
+        base=base,
+        head="HEAD",
+    )
+    prepared = local.prepared
+    changed = [c.as_json() for c in prepared.context.changed]
+    assert changed == [
+        {
+            "file_path": "shop/checkout.py",
+            "symbol_name": "checkout_total",
+            "start_line": 4,
+            "end_line": 8,
+        }
+    ]
+    context = {(c.file_path, c.symbol_name): c for c in prepared.context.context}
+    assert ("shop/pricing.py", "apply_discount") in context
+    callee = context[("shop/pricing.py", "apply_discount")]
+    assert "structural" in callee.signals
+    assert prepared.context.context[0] == callee  # the best context is the callee
+    assert "def apply_discount(price: float, percent: float) -> float:" in prepared.prompt.user
+    assert ("shop/checkout.py", "checkout_total") not in context  # not the changed code itself
+    assert prepared.context.tokens_used <= prepared.context.budget == 6000
+    assert "Title: Apply coupons at checkout" in prepared.prompt.user
+
+
+def test_review_with_model_keeps_valid_comments(
+    engine: Engine, llm_settings: Settings, fake_openai: FakeOpenAI, history: tuple[GitRepo, str]
+) -> None:
+    fake_openai.chat_reply = review_reply
+    repo, base = history
+    client = make_openai_client(llm_settings)
+    local = review_local(
+        engine,
+        repo.root,
+        llm_settings,
+        embedder=select_embedder(llm_settings),
+        summarizer=select_summarizer(llm_settings),
+        base=base,
+        head="HEAD",
+        llm=client,
+    )
+    result = run_review(client, local.prepared, llm_settings)
+
+    [comment] = result.comments
+    assert (comment.path, comment.line, comment.severity) == ("shop/checkout.py", 7, "major")
+    assert result.moved_to_summary == [
+        "shop/pricing.py:5 Not in the diff: This file did not change."
+    ]
+    review_request = fake_openai.bodies(CHAT)[-1]
+    assert review_request["response_format"]["type"] == "json_schema"
+    assert review_request["model"] == llm_settings.review_model
+    body = summary_markdown(result, local.prepared)
+    assert body.startswith("Applies coupon discounts at checkout.")
+    assert "shop/pricing.py:4-6" in body  # the context used, by path
+
+
+def test_endpoint_without_json_schema_falls_back(
+    engine: Engine, llm_settings: Settings, fake_openai: FakeOpenAI, history: tuple[GitRepo, str]
+) -> None:
+    fake_openai.chat_reply = review_reply
+    repo, base = history
+    client = make_openai_client(llm_settings)
+    local = review_local(
+        engine,
+        repo.root,
+        llm_settings,
+        embedder=select_embedder(llm_settings),
+        summarizer=None,
+        base=base,
+        head="HEAD",
+    )
+    fake_openai.fail_next(CHAT, [400])  # "response_format json_schema not supported"
+    result = run_review(client, local.prepared, llm_settings)
+    formats = [b.get("response_format", {}).get("type") for b in fake_openai.bodies(CHAT)]
+    assert formats[-1] == "json_object"
+    assert len(result.comments) == 1
+
+
+runner = CliRunner()
+
+
+def test_cli_context_json_contract(
+    database_url: URL, history: tuple[GitRepo, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    repo, base = history
+    monkeypatch.setenv("DATABASE_URL", database_url.render_as_string(hide_password=False))
+    monkeypatch.setenv("REVIEWBOT_DATA_DIR", str(tmp_path / "data"))
+    base_tree = tmp_path / "base"
+    shutil.copytree(repo.root, base_tree)
+    assert runner.invoke(cli, ["index", str(base_tree), "--repo", "shop"]).exit_code == 0
+    (tmp_path / "change.diff").write_bytes(repo.diff(base, "HEAD"))
+    result = runner.invoke(
+        cli,
+        [
+            "context",
+            "--repo",
+            "shop",
+            "--diff",
+            str(tmp_path / "change.diff"),
+            "--root",
+            str(repo.root),
+            "--base",
+            base,
+            "--budget",
+            "800",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert set(data) == {"changed", "context", "tokens_used", "budget", "token_counter"}
+    assert data["budget"] == 800 and data["tokens_used"] <= 800
+    assert data["token_counter"].startswith(("tiktoken:", "estimate"))
+    assert set(data["context"][0]) == {
+        "file_path",
+        "start_line",
+        "end_line",
+        "symbol_name",
+        "chunk_type",
+        "score",
+        "tokens",
+        "signals",
+    }
+    assert data["context"][0]["symbol_name"] == "apply_discount"
+
+
+def test_cli_review_dry_run_json(
+    database_url: URL, history: tuple[GitRepo, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    repo, base = history
+    monkeypatch.setenv("DATABASE_URL", database_url.render_as_string(hide_password=False))
+    monkeypatch.setenv("REVIEWBOT_DATA_DIR", str(tmp_path / "data"))
+    result = runner.invoke(
+        cli,
+        [
+            "review",
+            "--repo",
+            str(repo.root),
+            "--base",
+            base,
+            "--head",
+            "HEAD",
+            "--dry-run",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["dry_run"] is True
+    assert data["prompt_tokens"] > data["diff_tokens"] > 0
+    assert "apply_discount" in data["prompt"]["user"]

@@ -1,0 +1,125 @@
+"""Pure parts of retrieval: queries, fusion, ranking, packing."""
+
+from dataclasses import replace
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.diff.changed import changed_functions
+from app.diff.parse import parse_diff
+from app.llm.tokens import estimate_tokens
+from app.retrieval.fusion import interleave, reciprocal_rank_fusion
+from app.retrieval.queries import diff_identifiers, heuristic_queries
+from app.retrieval.ranking import ContextChunk, merge_function_scores, pack, rank_context
+
+DIFF = """diff --git a/billing.py b/billing.py
+--- a/billing.py
++++ b/billing.py
+@@ -1,2 +1,2 @@
+ def charge(customer, amount):
+-    return gateway.charge(customer.card, amount)
++    return payments_client.capture(customer.card_token, amount)
+"""
+OLD = b"def charge(customer, amount):\n    return gateway.charge(customer.card, amount)\n"
+NEW = (
+    b"def charge(customer, amount):\n"
+    b"    return payments_client.capture(customer.card_token, amount)\n"
+)
+
+
+def _changed():  # type: ignore[no-untyped-def]
+    diffs = parse_diff(DIFF)
+    return diffs, changed_functions(diffs, lambda path, side: NEW if side == "new" else OLD)
+
+
+def test_queries_describe_the_function_and_the_change() -> None:
+    diffs, [function] = _changed()
+    added, removed = diff_identifiers(function, diffs[0])
+    assert added == ["payments_client", "capture", "card_token"]
+    assert removed == ["gateway", "charge", "card"]  # gateway.charge(...) is gone
+    hyde, change = heuristic_queries(function, diffs[0])
+    assert hyde.view == "hyde" and hyde.text.startswith("Function charge in billing.py (python).")
+    assert change.text.startswith("Changes function charge in billing.py.")
+    assert "Now uses payments_client, capture, card_token." in change.text
+    assert "No longer uses gateway, charge, card." in change.text
+    assert "About capture card charge client gateway payments token." in change.text
+
+
+def test_rrf_rewards_agreement_between_signals() -> None:
+    scores = reciprocal_rank_fusion({"vector": [1, 2, 3], "lexical": [3, 4], "structural": [3]})
+    assert max(scores, key=scores.__getitem__) == 3
+    assert scores[1] == 1 / 61
+    assert scores[3] == 1 / 63 + 1 / 61 + 1 / 61
+
+
+def test_interleave_takes_lists_in_turn() -> None:
+    scores = interleave({"a": [1, 2], "b": [3, 1, 4]})
+    assert sorted(scores, key=lambda k: -scores[k]) == [1, 3, 2, 4]
+
+
+def _chunk(
+    cid: int, path: str, start: int, end: int, score: float, code: str = "x"
+) -> ContextChunk:
+    return ContextChunk(
+        cid,
+        path,
+        start,
+        end,
+        f"f{cid}",
+        f"f{cid}",
+        "function",
+        "python",
+        "summary",
+        code,
+        score=score,
+    )
+
+
+def test_merge_counts_functions_and_sums_scores() -> None:
+    merged = merge_function_scores(
+        [{7: (0.5, {"vector"})}, {7: (0.25, {"lexical"}), 8: (0.1, set())}]
+    )
+    assert merged[7].score == 0.75 and merged[7].found_for == 2
+    assert merged[7].signals == {"vector", "lexical"}
+    assert merged[8].found_for == 1
+
+
+def test_rank_dedups_overlaps_and_caps_per_file() -> None:
+    chunks = [
+        _chunk(1, "a.py", 1, 20, 0.9),
+        _chunk(2, "a.py", 10, 30, 0.8),  # overlaps 1: dropped
+        _chunk(3, "a.py", 40, 50, 0.7),
+        _chunk(4, "a.py", 60, 70, 0.6),  # third of a.py: over the cap of 2
+        _chunk(5, "b.py", 1, 5, 0.65),
+    ]
+    ranked = rank_context(chunks, max_per_file=2)
+    assert [c.chunk_id for c in ranked] == [1, 3, 5]
+
+
+def test_pack_skips_what_does_not_fit_and_takes_smaller_after() -> None:
+    big = _chunk(1, "a.py", 1, 9, 0.9, code="x" * 3000)
+    small = _chunk(2, "b.py", 1, 2, 0.5, code="y = 1")
+    packed, used = pack([big, small], budget=200, count_tokens=estimate_tokens)
+    assert [c.chunk_id for c in packed] == [2]
+    assert 0 < used <= 200 and packed[0].tokens == used
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 4000), st.floats(0, 1)), max_size=30),
+    st.integers(0, 5000),
+)
+def test_pack_never_exceeds_budget_and_is_deterministic(
+    sizes: list[tuple[int, float]], budget: int
+) -> None:
+    chunks = [
+        _chunk(i, f"f{i}.py", 1, 2, score, code="z" * size) for i, (size, score) in enumerate(sizes)
+    ]
+    ranked = rank_context(chunks, max_per_file=3)
+    packed, used = pack(ranked, budget, estimate_tokens)
+    assert used <= budget
+    assert used == sum(c.tokens for c in packed)
+    assert pack(ranked, budget, estimate_tokens) == (packed, used)
+    assert [replace(c, tokens=0) for c in packed] == [
+        c for c in ranked if c in [replace(p, tokens=0) for p in packed]
+    ]
