@@ -85,14 +85,17 @@ class HashEmbedder:
 
 
 def hash_vector(text: str, dims: int = EMBEDDING_DIMS) -> list[float]:
-    vector = [0.0] * dims
+    sparse: dict[int, float] = {}
     for token, weight in _features(text).items():
         digest = hashlib.blake2b(token.encode(), digest_size=8).digest()
         index = int.from_bytes(digest[:4], "little") % dims
         sign = 1.0 if digest[4] & 1 else -1.0
-        vector[index] += sign * (1.0 + math.log(weight))
-    norm = math.sqrt(sum(x * x for x in vector))
-    return [x / norm for x in vector] if norm else vector
+        sparse[index] = sparse.get(index, 0.0) + sign * (1.0 + math.log(weight))
+    norm = math.sqrt(sum(x * x for x in sparse.values()))
+    vector = [0.0] * dims
+    for index, value in sparse.items():
+        vector[index] = value / norm if norm else value
+    return vector
 
 
 def _features(text: str) -> dict[str, int]:

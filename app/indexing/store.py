@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import re
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pgvector import Vector
+from pgvector.psycopg import register_vector
 from sqlalchemy import Connection, bindparam, delete, select, text, update
 
 from app.db.models import CodeChunk, EmbeddingCache, Repository, SourceFile, SummaryCache
@@ -193,16 +195,51 @@ def move_chunks(conn: Connection, moves: Sequence[tuple[int, int, int]]) -> None
         )
 
 
+_VECTOR_REGISTERED: weakref.WeakSet[Any] = weakref.WeakSet()
+
+#: Column types of ``CHUNK_COPY_COLUMNS`` for binary COPY.
+CHUNK_COPY_TYPES = (
+    "bigint",
+    "bigint",
+    "text",
+    "int4",
+    "int4",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text[]",
+    "text",
+    "text",
+    "text",
+    "text",
+    "vector",
+    "text",
+    "int4",
+    "text",
+)
+
+
 def copy_chunks(conn: Connection, repo_id: int, file_id: int, chunks: Iterable[NewChunk]) -> int:
-    """Insert chunks with COPY; returns how many."""
+    """Insert chunks with binary COPY (vectors travel as float32, not text); returns how many."""
     dbapi = conn.connection.driver_connection
     assert dbapi is not None
+    if dbapi not in _VECTOR_REGISTERED:  # once per pooled connection: one catalog query
+        register_vector(dbapi)
+        _VECTOR_REGISTERED.add(dbapi)
     count = 0
     columns = ", ".join(f'"{c}"' for c in CHUNK_COPY_COLUMNS)
-    with dbapi.cursor() as cur, cur.copy(f"COPY code_chunks ({columns}) FROM STDIN") as copy:
+    with (
+        dbapi.cursor() as cur,
+        cur.copy(f"COPY code_chunks ({columns}) FROM STDIN (FORMAT BINARY)") as copy,
+    ):
+        copy.set_types(list(CHUNK_COPY_TYPES))
         for new in chunks:
             c = new.chunk
-            vector = Vector(new.embedding).to_text() if new.embedding is not None else None
+            vector = Vector(new.embedding) if new.embedding is not None else None
             copy.write_row(
                 (
                     repo_id,
