@@ -23,7 +23,7 @@ from app.retrieval.ranking import (
     pack,
     rank_context,
 )
-from app.retrieval.search import indexed_repository
+from app.retrieval.search import indexed_repository, prepare_vector_search
 from app.retrieval.signals import lexical_signal, structural_signal, vector_signal
 
 
@@ -89,8 +89,9 @@ def retrieve_context(
     result = ContextResult(list(changed), [], 0, budget, counter.name)
     if not changed:
         return result
+    searched = most_changed(changed, settings.retrieval_max_functions)
     queries = build_queries(
-        changed, diffs, llm if settings.retrieval_llm_queries else None, settings.summary_model
+        searched, diffs, llm if settings.retrieval_llm_queries else None, settings.summary_model
     )
     signals = set(settings.retrieval_signals)
     started = time.perf_counter()
@@ -102,9 +103,10 @@ def retrieve_context(
     started = time.perf_counter()
     with engine.begin() as conn:
         repo_id = indexed_repository(conn, repo, embedder.model)
+        prepare_vector_search(conn)
         exclude = stale_chunk_ids(conn, repo_id, changed, diffs)
         per_function = []
-        for function in changed:
+        for function in searched:
             rankings = _rankings(
                 conn, repo_id, function, queries, vectors, embedder.model, exclude, settings
             )
@@ -128,6 +130,19 @@ def retrieve_context(
     ranked = rank_context(chunks, settings.max_chunks_per_file)
     result.context, result.tokens_used = pack(ranked, budget, counter.count)
     return result
+
+
+def most_changed(changed: Sequence[ChangedFunction], limit: int) -> list[ChangedFunction]:
+    """The ``limit`` functions with the most changed lines (diff order kept): a release-sized
+    diff gains nothing from hundreds of searches for a few thousand tokens of context."""
+    if len(changed) <= limit:
+        return list(changed)
+    ranked = sorted(
+        range(len(changed)),
+        key=lambda i: -(len(changed[i].added_lines) + len(changed[i].removed_lines)),
+    )
+    keep = set(ranked[:limit])
+    return [c for i, c in enumerate(changed) if i in keep]
 
 
 def _rankings(

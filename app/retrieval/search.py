@@ -43,7 +43,15 @@ def search(
     vector = embedder.embed([query], EmbeddingUsage())[0]
     with engine.begin() as conn:
         repo_id = indexed_repository(conn, repo, embedder.model)
+        prepare_vector_search(conn)
         return nearest_chunks(conn, repo_id, vector, embedder.model, k)
+
+
+def prepare_vector_search(conn: Connection) -> None:
+    """Per transaction: ``ivfflat.probes`` from the index's lists, and pgvector's iterative
+    scan, which keeps scanning lists until ``k`` rows pass the repository filters."""
+    set_probes(conn)
+    conn.execute(text("SET LOCAL ivfflat.iterative_scan = relaxed_order"))
 
 
 def nearest_chunks(
@@ -56,11 +64,8 @@ def nearest_chunks(
 ) -> list[SearchHit]:
     """Cosine search through the ivfflat index, filtered to one repository and model.
 
-    pgvector's iterative scan keeps scanning lists until ``k`` rows pass the filters.
-    Runs in the caller's transaction (it sets ``ivfflat.probes`` locally).
+    Call ``prepare_vector_search`` once in the transaction first.
     """
-    set_probes(conn)
-    conn.execute(text("SET LOCAL ivfflat.iterative_scan = relaxed_order"))
     rows = conn.execute(
         text(
             "SELECT id, file_path, start_line, end_line, symbol_name, qualified_name, chunk_type,"

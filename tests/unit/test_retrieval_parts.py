@@ -123,3 +123,16 @@ def test_pack_never_exceeds_budget_and_is_deterministic(
     assert [replace(c, tokens=0) for c in packed] == [
         c for c in ranked if c in [replace(p, tokens=0) for p in packed]
     ]
+
+
+def test_most_changed_keeps_the_biggest_changes_in_diff_order() -> None:
+    from app.diff.changed import ChangedFunction
+    from app.retrieval.retrieve import most_changed
+
+    _, [function] = _changed()
+    many = [
+        ChangedFunction(f"f{i}.py", "modified", function.chunk, tuple(range(n)), ())
+        for i, n in enumerate([1, 5, 2, 9, 3])
+    ]
+    assert [c.file_path for c in most_changed(many, 2)] == ["f1.py", "f3.py"]
+    assert most_changed(many, 10) == many
