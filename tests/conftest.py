@@ -125,3 +125,11 @@ def llm_settings(settings: Settings, fake_openai: FakeOpenAI) -> Settings:
             "llm_timeout_seconds": 10.0,
         }
     )
+
+
+@pytest.fixture
+def cli_env(database_url: URL, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> URL:
+    """The environment a `reviewbot` command sees: this test's database and data folder."""
+    monkeypatch.setenv("DATABASE_URL", database_url.render_as_string(hide_password=False))
+    monkeypatch.setenv("REVIEWBOT_DATA_DIR", str(tmp_path / "data"))
+    return database_url

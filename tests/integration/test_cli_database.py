@@ -6,8 +6,7 @@ from app.cli import cli
 runner = CliRunner()
 
 
-def test_db_command_shows_versions_and_schema(database_url: URL, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("DATABASE_URL", database_url.render_as_string(hide_password=False))
+def test_db_command_shows_versions_and_schema(cli_env: URL) -> None:
     result = runner.invoke(cli, ["db"])
     assert result.exit_code == 0, result.output
     assert "pgvector" in result.output and "0.8" in result.output

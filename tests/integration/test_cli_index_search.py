@@ -15,8 +15,7 @@ runner = CliRunner()
 
 
 @pytest.fixture
-def repo(tmp_path: Path, database_url: URL, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("DATABASE_URL", database_url.render_as_string(hide_password=False))
+def repo(tmp_path: Path, cli_env: URL) -> Path:
     root = tmp_path / "reviewbot-src"
     shutil.copytree(APP, root / "app", ignore=shutil.ignore_patterns("__pycache__"))
     return root

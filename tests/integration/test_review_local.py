@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import openai
 import pytest
 from sqlalchemy import Engine
 from sqlalchemy.engine import URL
@@ -17,7 +18,7 @@ from app.config import Settings
 from app.indexing.embedder import select_embedder
 from app.indexing.summarizer import select_summarizer
 from app.llm.client import make_openai_client
-from app.review.local import review_local
+from app.review.local import LocalReview, review_local
 from app.review.pipeline import run_review, summary_markdown
 from tests.fakes.openai_server import CHAT, FakeOpenAI, summaries_for
 from tests.gitrepo import GitRepo
@@ -139,22 +140,29 @@ def test_callee_in_another_file_is_retrieved_and_in_the_prompt(
     assert "Title: Apply coupons at checkout" in prepared.prompt.user
 
 
-def test_review_with_model_keeps_valid_comments(
-    engine: Engine, llm_settings: Settings, fake_openai: FakeOpenAI, history: tuple[GitRepo, str]
-) -> None:
-    fake_openai.chat_reply = review_reply
+def prepare_with_model(
+    engine: Engine, settings: Settings, fake: FakeOpenAI, history: tuple[GitRepo, str]
+) -> tuple[LocalReview, openai.OpenAI]:
+    fake.chat_reply = review_reply
     repo, base = history
-    client = make_openai_client(llm_settings)
+    client = make_openai_client(settings)
     local = review_local(
         engine,
         repo.root,
-        llm_settings,
-        embedder=select_embedder(llm_settings),
-        summarizer=select_summarizer(llm_settings),
+        settings,
+        embedder=select_embedder(settings),
+        summarizer=select_summarizer(settings),
         base=base,
         head="HEAD",
         llm=client,
     )
+    return local, client
+
+
+def test_review_with_model_keeps_valid_comments(
+    engine: Engine, llm_settings: Settings, fake_openai: FakeOpenAI, history: tuple[GitRepo, str]
+) -> None:
+    local, client = prepare_with_model(engine, llm_settings, fake_openai, history)
     result = run_review(client, local.prepared, llm_settings)
 
     [comment] = result.comments
@@ -173,18 +181,7 @@ def test_review_with_model_keeps_valid_comments(
 def test_endpoint_without_json_schema_falls_back(
     engine: Engine, llm_settings: Settings, fake_openai: FakeOpenAI, history: tuple[GitRepo, str]
 ) -> None:
-    fake_openai.chat_reply = review_reply
-    repo, base = history
-    client = make_openai_client(llm_settings)
-    local = review_local(
-        engine,
-        repo.root,
-        llm_settings,
-        embedder=select_embedder(llm_settings),
-        summarizer=None,
-        base=base,
-        head="HEAD",
-    )
+    local, client = prepare_with_model(engine, llm_settings, fake_openai, history)
     fake_openai.fail_next(CHAT, [400])  # "response_format json_schema not supported"
     result = run_review(client, local.prepared, llm_settings)
     formats = [b.get("response_format", {}).get("type") for b in fake_openai.bodies(CHAT)]
@@ -196,11 +193,9 @@ runner = CliRunner()
 
 
 def test_cli_context_json_contract(
-    database_url: URL, history: tuple[GitRepo, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    cli_env: URL, history: tuple[GitRepo, str], tmp_path: Path
 ) -> None:
     repo, base = history
-    monkeypatch.setenv("DATABASE_URL", database_url.render_as_string(hide_password=False))
-    monkeypatch.setenv("REVIEWBOT_DATA_DIR", str(tmp_path / "data"))
     base_tree = tmp_path / "base"
     shutil.copytree(repo.root, base_tree)
     assert runner.invoke(cli, ["index", str(base_tree), "--repo", "shop"]).exit_code == 0
@@ -241,11 +236,9 @@ def test_cli_context_json_contract(
 
 
 def test_cli_review_dry_run_json(
-    database_url: URL, history: tuple[GitRepo, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    cli_env: URL, history: tuple[GitRepo, str], tmp_path: Path
 ) -> None:
     repo, base = history
-    monkeypatch.setenv("DATABASE_URL", database_url.render_as_string(hide_password=False))
-    monkeypatch.setenv("REVIEWBOT_DATA_DIR", str(tmp_path / "data"))
     result = runner.invoke(
         cli,
         [
