@@ -71,6 +71,7 @@ def serve(
 
     from app.api.main import create_app
     from app.db.engine import open_database
+    from app.jobs.queue import queue_for
 
     settings = _settings()
     host, port = host or settings.host, port or settings.port
@@ -78,8 +79,27 @@ def serve(
         out.print(
             f"reviewbot on http://{host}:{port} using {opened.target.display} "
             f"(PostgreSQL {opened.info.server_version}, pgvector {opened.info.pgvector_version})"
+            + ("; running jobs in-process" if settings.serve_worker else "")
         )
-        uvicorn.run(create_app(settings, opened.engine), host=host, port=port, log_config=None)
+        api = create_app(
+            settings, opened.engine, queue_for(opened.target.url), worker=settings.serve_worker
+        )
+        uvicorn.run(api, host=host, port=port, log_config=None)
+
+
+@cli.command()
+def worker() -> None:
+    """Run job workers (reviews, indexing); start as many as you like against one database."""
+    from app.db.engine import open_database
+    from app.jobs import tasks  # noqa: F401 (registers the tasks)
+    from app.jobs.queue import Runtime, queue_for, worker_options
+
+    settings = _settings()
+    with open_database(settings) as opened:
+        out.print(f"reviewbot worker using {opened.target.display}")
+        options = worker_options(Runtime(settings, opened.engine), settings.worker_concurrency)
+        options["install_signal_handlers"] = True
+        queue_for(opened.target.url).run_worker(**options)
 
 
 @cli.command()

@@ -103,6 +103,11 @@ class Settings(BaseSettings):
     max_chunks_per_file: int = Field(default=3, ge=1)
     max_review_comments: int = Field(default=10, ge=0, le=50)
 
+    # GitHub App behaviour
+    review_drafts: bool = False
+    serve_worker: bool = True  # `serve` also runs a job worker in-process
+    worker_concurrency: int = Field(default=2, ge=1, le=32)
+
     # server
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)

@@ -133,3 +133,23 @@ def cli_env(database_url: URL, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("DATABASE_URL", database_url.render_as_string(hide_password=False))
     monkeypatch.setenv("REVIEWBOT_DATA_DIR", str(tmp_path / "data"))
     return database_url
+
+
+@pytest.fixture(scope="session")
+def app_key() -> tuple[str, str]:
+    """An RSA key pair for the test GitHub App: (private PEM, public PEM)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    private = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.TraditionalOpenSSL,
+        serialization.NoEncryption(),
+    ).decode()
+    public = (
+        key.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
+    return private, public

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
+from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
 from app.api.deps import EngineDep
@@ -33,3 +34,15 @@ def healthz(engine: EngineDep) -> JSONResponse:
         },
     }
     return JSONResponse(body, status_code=200 if ok else 503)
+
+
+@router.get("/readyz")
+def readyz(engine: EngineDep) -> JSONResponse:
+    """200 when the database and the job queue's tables answer, else 503."""
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1 FROM procrastinate_jobs LIMIT 1"))
+    except DBAPIError as exc:
+        reason = type(exc.orig).__name__ if exc.orig else type(exc).__name__
+        return JSONResponse({"status": "error", "error": reason}, status_code=503)
+    return JSONResponse({"status": "ok"})

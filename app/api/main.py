@@ -2,18 +2,53 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 from fastapi import FastAPI
+from procrastinate import App
 from sqlalchemy import Engine
 
 from app import __version__
-from app.api import health
+from app.api import health, webhooks
 from app.config import Settings
+from app.jobs import tasks as _tasks  # noqa: F401 (registers the tasks)
+from app.jobs.queue import Runtime, worker_options
+from app.logs import kv
+
+log = logging.getLogger(__name__)
 
 
-def create_app(settings: Settings, engine: Engine) -> FastAPI:
-    """The reviewbot HTTP API over an already-checked, migrated database."""
-    app = FastAPI(title="reviewbot", version=__version__, docs_url=None, redoc_url=None)
+def create_app(settings: Settings, engine: Engine, queue: App, *, worker: bool = False) -> FastAPI:
+    """The reviewbot HTTP API over a checked, migrated database and the job queue bound to
+    it (procrastinate, opened here). With ``worker``, jobs also run in this process."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with queue.open_async():
+            running = None
+            if worker:
+                options = worker_options(Runtime(settings, engine), settings.worker_concurrency)
+                running = asyncio.create_task(queue.run_worker_async(**options))
+            try:
+                yield
+            finally:
+                if running is not None:
+                    running.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await running
+
+    app = FastAPI(
+        title="reviewbot", version=__version__, docs_url=None, redoc_url=None, lifespan=lifespan
+    )
     app.state.settings = settings
     app.state.engine = engine
+    app.state.queue = queue
     app.include_router(health.router)
+    app.include_router(webhooks.router)
+    if settings.github_webhook_secret is None:
+        log.error(kv("webhooks.disabled", reason=webhooks.DISABLED))
     return app

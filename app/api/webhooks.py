@@ -1,0 +1,136 @@
+"""``POST /webhooks/github``: verify, record the delivery, enqueue jobs, answer fast."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
+from procrastinate import App
+from procrastinate.exceptions import AlreadyEnqueued
+from sqlalchemy import Engine, text
+
+from app.api.deps import EngineDep, SettingsDep
+from app.github.events import (
+    MAX_WEBHOOK_BYTES,
+    EventContext,
+    Job,
+    WebhookRejected,
+    check_signature,
+)
+from app.github.events import (
+    router as event_router,
+)
+from app.logs import kv
+
+log = logging.getLogger(__name__)
+router = APIRouter()
+DISABLED = "webhooks are disabled: set GITHUB_WEBHOOK_SECRET to the App's webhook secret"
+
+
+@router.post("/webhooks/github")
+async def github_webhook(
+    request: Request, settings: SettingsDep, engine: EngineDep
+) -> JSONResponse:
+    if settings.github_webhook_secret is None:
+        return JSONResponse({"detail": DISABLED}, status_code=503)
+    delivery = request.headers.get("x-github-delivery", "")
+    event = request.headers.get("x-github-event", "")
+    try:
+        body = await _read_body(request)
+        check_signature(
+            settings.github_webhook_secret.get_secret_value(),
+            body,
+            request.headers.get("x-hub-signature-256"),
+        )
+        if not delivery or not event:
+            raise WebhookRejected(400, "missing X-GitHub-Delivery or X-GitHub-Event")
+        payload = _parse(body)
+    except WebhookRejected as exc:
+        log.warning(
+            kv("webhook.rejected", delivery_id=delivery or "-", status=exc.status, reason=str(exc))
+        )
+        return JSONResponse({"detail": str(exc)}, status_code=exc.status)
+    context = EventContext(event, payload.get("action"), payload, settings.review_drafts)
+    jobs = event_router.jobs_for(context)
+    queue: App = request.app.state.queue
+    status = await run_in_threadpool(_accept, engine, queue, delivery, context, jobs)
+    log.info(
+        kv(
+            "webhook.accepted",
+            delivery_id=delivery,
+            event=event,
+            event_action=context.action or "-",
+            repo=context.repo or "-",
+            outcome=status,
+        )
+    )
+    return JSONResponse(
+        {"status": status, "jobs": len(jobs)}, status_code=202 if status == "queued" else 200
+    )
+
+
+async def _read_body(request: Request) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > MAX_WEBHOOK_BYTES:
+        raise WebhookRejected(413, "payload larger than GitHub's 25 MB limit")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_WEBHOOK_BYTES:
+            raise WebhookRejected(413, "payload larger than GitHub's 25 MB limit")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _parse(body: bytes) -> dict[str, Any]:
+    try:
+        payload = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise WebhookRejected(400, "payload is not valid JSON") from None
+    if not isinstance(payload, dict):
+        raise WebhookRejected(400, "payload is not a JSON object")
+    return payload
+
+
+def _accept(
+    engine: Engine, queue: App, delivery: str, context: EventContext, jobs: list[Job]
+) -> str:
+    """Record the delivery once; enqueue its jobs unless an earlier delivery already did."""
+    with engine.begin() as conn:
+        row = conn.execute(
+            text(
+                "INSERT INTO webhook_deliveries (delivery_id, event, action, repository_full_name,"
+                " installation_id) VALUES (:d, :e, :a, :r, :i) ON CONFLICT (delivery_id)"
+                " DO UPDATE SET delivery_id = excluded.delivery_id"
+                " RETURNING status, (xmax = 0) AS fresh"
+            ),
+            {
+                "d": delivery,
+                "e": context.event,
+                "a": context.action,
+                "r": context.repo,
+                "i": context.installation_id,
+            },
+        ).one()
+    if not row.fresh and row.status in {"queued", "ignored"}:
+        return "duplicate"
+    for job in jobs:
+        task = queue.configure_task(job.task, queueing_lock=job.queueing_lock, lock=job.lock)
+        with contextlib.suppress(AlreadyEnqueued):  # the same work is already waiting: coalesced
+            task.defer(**job.args)
+    status = "queued" if jobs else "ignored"
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "UPDATE webhook_deliveries SET status = :s, processed_at = now()"
+                " WHERE delivery_id = :d"
+            ),
+            {"s": status, "d": delivery},
+        )
+    return status

@@ -1,0 +1,1 @@
+"""The GitHub App: webhook intake, the API client, posting reviews."""

@@ -1,0 +1,186 @@
+"""GitHub's REST API through githubkit, as the App and as one of its installations.
+
+githubkit signs the App JWT, exchanges it for installation tokens (cached until shortly
+before expiry), honours primary and secondary rate limits and retries server errors.
+Every call has a timeout; one client is kept per installation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from githubkit import AppAuthStrategy, GitHub
+from githubkit.cache import MemCacheStrategy
+from githubkit.exception import GitHubException, RequestFailed
+from githubkit.retry import RETRY_SERVER_ERROR, RetryOption, RetryRateLimit
+
+from app.config import Settings
+from app.errors import ConfigError, ReviewbotError
+
+TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+DIFF = {"Accept": "application/vnd.github.diff"}
+RAW = {"Accept": "application/vnd.github.raw+json"}
+
+
+class GitHubError(ReviewbotError):
+    """GitHub refused or failed a request."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class PullRequest:
+    number: int
+    title: str
+    body: str
+    head_sha: str
+    base_sha: str
+    draft: bool
+    state: str
+
+
+_RATE_LIMIT = RetryRateLimit(max_retry=2)
+SAFE_METHODS = frozenset({"GET", "HEAD"})
+
+
+def retry_decision(exc: GitHubException, count: int) -> RetryOption:
+    """Wait out primary and secondary rate limits (``retry-after``, ``x-ratelimit-reset``);
+    retry 5xx only for reads. A POST that failed with 5xx may still have been applied, so
+    the job that made it decides (posting a review reconciles first)."""
+    option = _RATE_LIMIT(exc, count)
+    if option.do_retry:
+        return option
+    if isinstance(exc, RequestFailed) and exc.request.method in SAFE_METHODS:
+        return RETRY_SERVER_ERROR(exc, count)
+    return RetryOption(False)
+
+
+class GitHubApp:
+    """The App's identity; hands out per-installation clients (cached)."""
+
+    def __init__(self, settings: Settings) -> None:
+        key = settings.github_private_key()
+        if settings.github_app_id is None or key is None:
+            raise ConfigError("GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY(_PATH) must be set")
+        self._auth = AppAuthStrategy(settings.github_app_id, key.get_secret_value())
+        self._base_url = settings.github_api_url + "/"
+
+        self._tokens = MemCacheStrategy()  # installation tokens, until shortly before expiry
+        self._clients: dict[int, GitHub[Any]] = {}
+
+    def installation(self, installation_id: int) -> GitHub[Any]:
+        """The client for one installation, made once and reused."""
+        if installation_id not in self._clients:
+            self._clients[installation_id] = GitHub(
+                self._auth.as_installation(installation_id),
+                base_url=self._base_url,
+                timeout=TIMEOUT,
+                http_cache=False,
+                auto_retry=retry_decision,
+                cache_strategy=self._tokens,
+            )
+        return self._clients[installation_id]
+
+
+class RepoApi:
+    """The calls reviewbot makes on one repository."""
+
+    def __init__(self, gh: GitHub[Any], full_name: str) -> None:
+        self.gh = gh
+        self.owner, self.name = full_name.split("/", 1)
+        self.base = f"/repos/{self.owner}/{self.name}"
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        try:
+            response = self.gh.request(method, self.base + path, **kwargs)
+        except RequestFailed as exc:
+            status = exc.response.status_code
+            raise GitHubError(f"GitHub {method} {path} failed with HTTP {status}", status) from None
+        except httpx.HTTPError as exc:
+            raise GitHubError(f"GitHub {method} {path} failed: {type(exc).__name__}") from None
+        return response.raw_response
+
+    def pull(self, number: int) -> PullRequest:
+        data = self._call("GET", f"/pulls/{number}").json()
+        return PullRequest(
+            number=number,
+            title=data.get("title") or "",
+            body=data.get("body") or "",
+            head_sha=data["head"]["sha"],
+            base_sha=data["base"]["sha"],
+            draft=bool(data.get("draft")),
+            state=data.get("state") or "open",
+        )
+
+    def default_branch(self) -> str:
+        return str(self._call("GET", "").json().get("default_branch") or "main")
+
+    def pull_diff(self, number: int) -> bytes:
+        """The PR's diff; rebuilt from the files endpoint when GitHub refuses it (406, too big)."""
+        try:
+            return self._call("GET", f"/pulls/{number}", headers=DIFF).content
+        except GitHubError as exc:
+            if exc.status != 406:
+                raise
+        return files_to_diff(self._paginate(f"/pulls/{number}/files"))
+
+    def compare_diff(self, base: str, head: str) -> bytes:
+        return self._call("GET", f"/compare/{base}...{head}", headers=DIFF).content
+
+    def content(self, path: str, ref: str) -> bytes | None:
+        try:
+            return self._call("GET", f"/contents/{path}", params={"ref": ref}, headers=RAW).content
+        except GitHubError as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def tarball(self, ref: str) -> bytes:
+        return self._call("GET", f"/tarball/{ref}").content
+
+    def create_review(
+        self, number: int, commit: str, body: str, comments: list[dict[str, Any]]
+    ) -> int:
+        data = {"commit_id": commit, "body": body, "event": "COMMENT", "comments": comments}
+        return int(self._call("POST", f"/pulls/{number}/reviews", json=data).json()["id"])
+
+    def reviews(self, number: int) -> list[dict[str, Any]]:
+        return self._paginate(f"/pulls/{number}/reviews")
+
+    def react(self, comment_id: int, content: str) -> None:
+        self._call("POST", f"/issues/comments/{comment_id}/reactions", json={"content": content})
+
+    def permission(self, user: str) -> str:
+        data = self._call("GET", f"/collaborators/{user}/permission").json()
+        return str(data.get("permission") or "none")
+
+    def _paginate(self, path: str) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        for page in range(1, 31):  # GitHub lists at most 3,000 files per PR
+            batch = self._call("GET", path, params={"per_page": 100, "page": page}).json()
+            items.extend(batch)
+            if len(batch) < 100:
+                break
+        return items
+
+
+def files_to_diff(files: list[dict[str, Any]]) -> bytes:
+    """A unified diff from the pull request files endpoint (its ``patch`` fields)."""
+    parts = []
+    for f in files:
+        new, old = f["filename"], f.get("previous_filename") or f["filename"]
+        header = f"diff --git a/{old} b/{new}\n"
+        if f.get("status") == "renamed" and old != new:
+            header += f"rename from {old}\nrename to {new}\n"
+        patch = f.get("patch")
+        if patch is None:
+            parts.append(header + f"Binary files a/{old} and b/{new} differ\n")
+            continue
+        source = "/dev/null" if f.get("status") == "added" else f"a/{old}"
+        target = "/dev/null" if f.get("status") == "removed" else f"b/{new}"
+        parts.append(f"{header}--- {source}\n+++ {target}\n{patch}\n")
+    return "".join(parts).encode()

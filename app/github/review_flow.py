@@ -1,0 +1,248 @@
+"""Review a pull request on GitHub: once per head, comments never repeated, never lost.
+
+Intent is recorded before posting (a ``reviews`` row per repository, PR and head, status
+``posting``); the review body carries a marker with the head SHA. A retry after a crash
+or a timeout first looks for its own marker among the PR's reviews, so a review GitHub
+already accepted is recorded, not posted again.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from sqlalchemy import text
+
+from app.diff.parse import parse_diff
+from app.github.client import GitHubError, RepoApi
+from app.github.repo_index import index_at
+from app.indexing.embedder import select_embedder
+from app.jobs.queue import Runtime
+from app.llm.client import make_openai_client
+from app.logs import kv
+from app.review.comments import ReviewComment
+from app.review.pipeline import (
+    PreparedReview,
+    ReviewResult,
+    prepare_review,
+    run_review,
+    summary_markdown,
+)
+
+log = logging.getLogger(__name__)
+WRITE_PERMISSIONS = {"admin", "maintain", "write"}
+
+
+def marker(head_sha: str) -> str:
+    return f"<!-- reviewbot:head={head_sha} -->"
+
+
+def review_pull_request(
+    run: Runtime,
+    repo: str,
+    installation_id: int,
+    pr_number: int,
+    *,
+    full: bool = False,
+    job_id: int | None = None,
+) -> str:
+    """Review the PR's current head; returns what happened (for logs and tests)."""
+    api = RepoApi(run.github.installation(installation_id), repo)
+    pr = api.pull(pr_number)
+    if pr.state != "open":
+        return "closed"
+    repo_id, previous_head, posted = _claim(
+        run, repo, installation_id, pr_number, pr.head_sha, pr.base_sha, full
+    )
+    if repo_id is None:
+        return "already reviewed"
+    if _already_on_github(api, pr_number, pr.head_sha):
+        _finish(run, repo_id, pr_number, pr.head_sha, "posted", None, [])
+        return "reconciled"
+    if not _indexed(run, repo):
+        index_at(run, api, repo, pr.base_sha)
+    # After a push, review only the commits since the last reviewed head.
+    if previous_head is not None and not full:
+        old_ref, diff = previous_head, api.compare_diff(previous_head, pr.head_sha)
+    else:
+        old_ref, diff = pr.base_sha, api.pull_diff(pr_number)
+    diffs = parse_diff(diff)
+
+    def read(path: str, side: str) -> bytes | None:
+        return api.content(path, pr.head_sha if side == "new" else old_ref)
+
+    llm = make_openai_client(run.settings) if run.settings.llm_configured else None
+    prepared = prepare_review(
+        run.engine,
+        repo,
+        diffs,
+        read,
+        title=pr.title,
+        body=pr.body,
+        embedder=select_embedder(run.settings),
+        settings=run.settings,
+        llm=llm,
+    )
+    if llm is None:
+        log.warning(kv("review.skipped", repo=repo, pr=pr_number, reason="no LLM configured"))
+        _finish(run, repo_id, pr_number, pr.head_sha, "skipped", None, [])
+        return "no model"
+    result = run_review(llm, prepared, run.settings, already_posted=posted)
+    review_id, comments = _post(api, pr_number, pr.head_sha, result, prepared)
+    _finish(
+        run, repo_id, pr_number, pr.head_sha, "posted", review_id, [c.fingerprint for c in comments]
+    )
+    log.info(
+        kv(
+            "review.posted",
+            repo=repo,
+            pr=pr_number,
+            head=pr.head_sha,
+            job_id=job_id,
+            comments=len(comments),
+        )
+    )
+    return "posted"
+
+
+def _claim(
+    run: Runtime, repo: str, installation_id: int, pr_number: int, head: str, base: str, full: bool
+) -> tuple[int | None, str | None, list[str]]:
+    """Record the intent to review ``head``. Returns (repository id or None when this head
+    is already reviewed, the last reviewed head of the PR, fingerprints already posted)."""
+    with run.engine.begin() as conn:
+        repo_id = conn.execute(
+            text(
+                "INSERT INTO repositories (full_name, installation_id) VALUES (:n, :i)"
+                " ON CONFLICT (full_name) DO UPDATE SET installation_id = excluded.installation_id"
+                " RETURNING id"
+            ),
+            {"n": repo, "i": installation_id},
+        ).scalar_one()
+        conn.execute(
+            text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": f"review:{repo}#{pr_number}"}
+        )
+        status = conn.execute(
+            text(
+                "SELECT status FROM reviews"
+                " WHERE repository_id = :r AND pr_number = :p AND head_sha = :h"
+            ),
+            {"r": repo_id, "p": pr_number, "h": head},
+        ).scalar()
+        if status in {"posted", "skipped"} and not full:
+            return None, None, []
+        previous = conn.execute(
+            text(
+                "SELECT head_sha FROM reviews WHERE repository_id = :r AND pr_number = :p"
+                " AND status = 'posted' AND head_sha <> :h ORDER BY updated_at DESC LIMIT 1"
+            ),
+            {"r": repo_id, "p": pr_number, "h": head},
+        ).scalar()
+        posted = conn.execute(
+            text(
+                "SELECT coalesce(array_agg(f), '{}') FROM reviews, unnest(comment_fingerprints) f"
+                " WHERE repository_id = :r AND pr_number = :p"
+            ),
+            {"r": repo_id, "p": pr_number},
+        ).scalar_one()
+        conn.execute(
+            text(
+                "INSERT INTO reviews (repository_id, pr_number, base_sha, head_sha, status)"
+                " VALUES (:r, :p, :b, :h, 'posting')"
+                " ON CONFLICT (repository_id, pr_number, head_sha)"
+                " DO UPDATE SET status = 'posting', updated_at = now()"
+            ),
+            {"r": repo_id, "p": pr_number, "b": base, "h": head},
+        )
+    return int(repo_id), previous, list(posted)
+
+
+def _already_on_github(api: RepoApi, pr_number: int, head: str) -> bool:
+    return any(marker(head) in (r.get("body") or "") for r in api.reviews(pr_number))
+
+
+def _indexed(run: Runtime, repo: str) -> bool:
+    with run.engine.connect() as conn:
+        return bool(
+            conn.execute(
+                text(
+                    "SELECT EXISTS (SELECT 1 FROM code_chunks c JOIN repositories r ON r.id ="
+                    " c.repository_id WHERE r.full_name = :n)"
+                ),
+                {"n": repo},
+            ).scalar()
+        )
+
+
+def _post(
+    api: RepoApi, pr_number: int, head: str, result: ReviewResult, prepared: PreparedReview
+) -> tuple[int, list[ReviewComment]]:
+    """Post one review; if GitHub refuses the inline comments (422), post them in the body."""
+    body = summary_markdown(result, prepared) + "\n\n" + marker(head)
+    comments = [_inline(c) for c in result.comments]
+    try:
+        return api.create_review(pr_number, head, body, comments), result.comments
+    except GitHubError as exc:
+        if exc.status != 422:
+            raise
+    moved = "\n".join(f"- `{c.path}:{c.line}` **{c.title}**: {c.body}" for c in result.comments)
+    fallback = body.replace(marker(head), f"**Comments**\n{moved}\n\n{marker(head)}")
+    log.warning(kv("review.inline_refused", pr=pr_number, comments=len(comments)))
+    return api.create_review(pr_number, head, fallback, []), result.comments
+
+
+def _inline(comment: ReviewComment) -> dict[str, Any]:
+    body = f"**{comment.severity}: {comment.title}**\n\n{comment.body}"
+    if comment.suggestion:
+        body += f"\n\n```suggestion\n{comment.suggestion}\n```"
+    return {"path": comment.path, "line": comment.line, "side": comment.side, "body": body}
+
+
+def _finish(
+    run: Runtime,
+    repo_id: int,
+    pr_number: int,
+    head: str,
+    status: str,
+    review_id: int | None,
+    fingerprints: list[str],
+) -> None:
+    with run.engine.begin() as conn:
+        conn.execute(
+            text(
+                "UPDATE reviews SET status = :s, github_review_id = coalesce(:g, github_review_id),"
+                " comment_fingerprints = :f, updated_at = now() WHERE repository_id = :r"
+                " AND pr_number = :p AND head_sha = :h"
+            ),
+            {
+                "s": status,
+                "g": review_id,
+                "f": fingerprints,
+                "r": repo_id,
+                "p": pr_number,
+                "h": head,
+            },
+        )
+
+
+def run_command(
+    run: Runtime,
+    repo: str,
+    installation_id: int,
+    pr_number: int,
+    command: str,
+    user: str | None,
+    comment_id: int | None,
+) -> str:
+    """``/review`` or ``/reindex`` from a PR comment, for users with write access."""
+    api = RepoApi(run.github.installation(installation_id), repo)
+    if not user or api.permission(user) not in WRITE_PERMISSIONS:
+        return "refused"
+    if comment_id is not None:
+        api.react(comment_id, "eyes")
+    if command == "review":
+        return review_pull_request(run, repo, installation_id, pr_number, full=True)
+    from app.github.repo_index import index_repository
+
+    index_repository(run, repo, installation_id, full=True)
+    return "reindexed"

@@ -1,0 +1,1 @@
+"""The durable job queue (procrastinate, in the same PostgreSQL) and its tasks."""

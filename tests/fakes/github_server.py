@@ -1,0 +1,282 @@
+"""A fake GitHub REST API on 127.0.0.1, serving one real git repository's pull request.
+
+It checks the App's JWT (RS256, issuer = app id) when issuing installation tokens and the
+installation token on every repository call, serves the PR, its diff (or 406), files,
+contents, compare and tarball from a real git repository, and accepts reviews only when
+every inline comment sits on a line of the PR's diff, answering 422 otherwise, as GitHub
+does. ``fail_next(method, path_suffix, [502])`` scripts failures; with ``apply=True`` the
+request takes effect before the failure is returned (a response lost in transit).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+import jwt
+
+from app.diff.parse import parse_diff
+from tests.gitrepo import GitRepo
+
+
+@dataclass
+class PullState:
+    number: int
+    base: str
+    head: str
+    title: str = "Apply coupons at checkout"
+    body: str = "Uses the discount helper from pricing."
+    draft: bool = False
+
+
+@dataclass
+class FakeGitHub:
+    repo: GitRepo
+    full_name: str
+    app_id: int
+    public_key: str
+    pulls: dict[int, PullState] = field(default_factory=dict)
+    reviews: list[dict[str, Any]] = field(default_factory=list)
+    reactions: list[tuple[int, str]] = field(default_factory=list)
+    requests: list[tuple[str, str]] = field(default_factory=list)
+    tokens_issued: int = 0
+    diff_too_large: bool = False
+    permissions: dict[str, str] = field(default_factory=dict)
+    _tokens: set[str] = field(default_factory=set)
+    _failures: list[tuple[str, str, int, bool]] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    base_url: str = ""
+
+    def fail_next(self, method: str, suffix: str, statuses: list[int], apply: bool = False) -> None:
+        with self._lock:
+            self._failures += [(method, suffix, s, apply) for s in statuses]
+
+    def _scripted(self, method: str, path: str) -> tuple[int, bool] | None:
+        with self._lock:
+            for i, (m, suffix, status, apply) in enumerate(self._failures):
+                if m == method and path.endswith(suffix):
+                    del self._failures[i]
+                    return status, apply
+        return None
+
+    def git(self, *args: str) -> bytes:
+        return subprocess.run(
+            ["git", "-C", str(self.repo.root), *args], capture_output=True, check=False
+        ).stdout
+
+    # -- routes ------------------------------------------------------------------------
+
+    def handle(
+        self, method: str, raw_path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
+        url = urlparse(raw_path)
+        path, query = url.path, parse_qs(url.query)
+        self.requests.append((method, path))
+        match = re.fullmatch(r"/app/installations/(\d+)/access_tokens", path)
+        if match and method == "POST":
+            return self._token(headers)
+        if not self._authorized(headers):
+            return _json(401, {"message": "Bad credentials"})
+        prefix = f"/repos/{self.full_name}"
+        if not path.startswith(prefix):
+            return _json(404, {"message": "Not Found"})
+        rest = path[len(prefix) :]
+        scripted = self._scripted(method, rest)
+        if scripted and not scripted[1]:
+            return _json(scripted[0], {"message": "scripted failure"})
+        status, out_headers, payload = self._route(method, rest, query, headers, body)
+        if scripted:
+            return _json(scripted[0], {"message": "scripted failure after applying"})
+        return status, out_headers, payload
+
+    def _route(
+        self,
+        method: str,
+        rest: str,
+        query: dict[str, list[str]],
+        headers: dict[str, str],
+        body: bytes,
+    ) -> tuple[int, dict[str, str], bytes]:
+        accept = headers.get("accept", "")
+        if rest == "" and method == "GET":
+            return _json(200, {"full_name": self.full_name, "default_branch": "main"})
+        if m := re.fullmatch(r"/pulls/(\d+)", rest):
+            pr = self.pulls[int(m.group(1))]
+            if "diff" in accept:
+                if self.diff_too_large:
+                    return _json(
+                        406,
+                        {"message": "Sorry, the diff exceeded the maximum number of files (300)."},
+                    )
+                return 200, {"content-type": "text/plain"}, self.git("diff", "-M", pr.base, pr.head)
+            return _json(
+                200,
+                {
+                    "number": pr.number,
+                    "title": pr.title,
+                    "body": pr.body,
+                    "draft": pr.draft,
+                    "state": "open",
+                    "head": {"sha": pr.head},
+                    "base": {"sha": pr.base},
+                },
+            )
+        if m := re.fullmatch(r"/pulls/(\d+)/files", rest):
+            pr = self.pulls[int(m.group(1))]
+            return _json(200, self._files(pr) if query.get("page", ["1"])[0] == "1" else [])
+        if m := re.fullmatch(r"/pulls/(\d+)/reviews", rest):
+            number = int(m.group(1))
+            if method == "GET":
+                mine = [r for r in self.reviews if r["pr"] == number]
+                return _json(200, mine if query.get("page", ["1"])[0] == "1" else [])
+            return self._create_review(number, json.loads(body))
+        if m := re.fullmatch(r"/compare/([0-9a-f]+)\.\.\.([0-9a-f]+)", rest):
+            return (
+                200,
+                {"content-type": "text/plain"},
+                self.git("diff", "-M", m.group(1), m.group(2)),
+            )
+        if m := re.fullmatch(r"/contents/(.+)", rest):
+            ref = query.get("ref", ["HEAD"])[0]
+            done = subprocess.run(
+                ["git", "-C", str(self.repo.root), "show", f"{ref}:{m.group(1)}"],
+                capture_output=True,
+                check=False,
+            )
+            if done.returncode != 0:
+                return _json(404, {"message": "Not Found"})
+            return 200, {"content-type": "application/vnd.github.raw"}, done.stdout
+        if m := re.fullmatch(r"/tarball/(.+)", rest):
+            ref = m.group(1)
+            sha = self.git("rev-parse", ref).decode().strip()
+            prefix = f"{self.full_name.replace('/', '-')}-{sha[:7]}/"
+            return (
+                200,
+                {"content-type": "application/x-gzip"},
+                self.git("archive", "--format=tar.gz", f"--prefix={prefix}", sha),
+            )
+        if m := re.fullmatch(r"/issues/comments/(\d+)/reactions", rest):
+            self.reactions.append((int(m.group(1)), json.loads(body)["content"]))
+            return _json(201, {"id": 1})
+        if m := re.fullmatch(r"/collaborators/([^/]+)/permission", rest):
+            return _json(200, {"permission": self.permissions.get(m.group(1), "read")})
+        return _json(404, {"message": "Not Found"})
+
+    def _create_review(
+        self, number: int, data: dict[str, Any]
+    ) -> tuple[int, dict[str, str], bytes]:
+        pr = self.pulls[number]
+        diffs = {d.path: d for d in parse_diff(self.git("diff", "-M", pr.base, pr.head))}
+        for comment in data.get("comments", []):
+            diff = diffs.get(comment["path"])
+            if diff is None or comment["line"] not in diff.commentable_lines:
+                return _json(
+                    422,
+                    {
+                        "message": "Unprocessable Entity",
+                        "errors": ["Pull request review thread line must be part of the diff"],
+                    },
+                )
+        review = {
+            "id": 1000 + len(self.reviews),
+            "pr": number,
+            "commit_id": data.get("commit_id"),
+            "body": data.get("body", ""),
+            "event": data.get("event"),
+            "comments": data.get("comments", []),
+        }
+        self.reviews.append(review)
+        return _json(200, review)
+
+    def _files(self, pr: PullState) -> list[dict[str, Any]]:
+        files = []
+        for diff in parse_diff(self.git("diff", "-M", pr.base, pr.head)):
+            text = self.git("diff", "-M", pr.base, pr.head, "--", diff.old_path, diff.path).decode()
+            patch = text[text.index("@@") :] if "@@" in text else None
+            status = {"deleted": "removed"}.get(diff.status, diff.status)
+            files.append(
+                {
+                    "filename": diff.path,
+                    "previous_filename": diff.old_path,
+                    "status": status,
+                    "patch": patch.rstrip("\n") if patch else None,
+                }
+            )
+        return files
+
+    def _token(self, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        auth = headers.get("authorization", "")
+        try:
+            claims = jwt.decode(auth.removeprefix("Bearer "), self.public_key, algorithms=["RS256"])
+        except jwt.PyJWTError:
+            return _json(401, {"message": "A JSON web token could not be decoded"})
+        if str(claims.get("iss")) != str(self.app_id):
+            return _json(401, {"message": "Integration not found"})
+        with self._lock:
+            self.tokens_issued += 1
+            token = f"ghs_fake{self.tokens_issued:04d}"
+            self._tokens.add(token)
+        expires = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
+        return _json(201, {"token": token, "expires_at": expires, "permissions": {}})
+
+    def _authorized(self, headers: dict[str, str]) -> bool:
+        auth = headers.get("authorization", "")
+        token = auth.split(" ", 1)[1] if " " in auth else ""
+        return token in self._tokens
+
+
+def _json(status: int, data: Any) -> tuple[int, dict[str, str], bytes]:
+    return status, {"content-type": "application/json"}, json.dumps(data).encode()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeGitHub
+    protocol_version = "HTTP/1.1"
+
+    def _serve(self, method: str) -> None:
+        length = int(self.headers.get("content-length", "0") or 0)
+        body = self.rfile.read(length) if length else b""
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        status, out_headers, payload = self.fake.handle(method, self.path, headers, body)
+        self.send_response(status)
+        for key, value in out_headers.items():
+            self.send_header(key, value)
+        self.send_header("content-length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def do_GET(self) -> None:
+        self._serve("GET")
+
+    def do_POST(self) -> None:
+        self._serve("POST")
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def running_fake_github(
+    repo: GitRepo, full_name: str, app_id: int, public_key: str
+) -> Iterator[FakeGitHub]:
+    fake = FakeGitHub(repo=repo, full_name=full_name, app_id=app_id, public_key=public_key)
+    handler = type("Handler", (_Handler,), {"fake": fake})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    fake.base_url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

@@ -1,0 +1,137 @@
+"""Reviewing pull requests on a fake GitHub (real HTTP, real JWTs) with a fake model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pydantic import SecretStr
+from sqlalchemy import Engine, text
+
+from app.config import Settings
+from app.github.client import GitHubError
+from app.github.review_flow import review_pull_request, run_command
+from app.jobs.queue import Runtime
+from tests.fakes.github_server import FakeGitHub, PullState, running_fake_github
+from tests.fakes.openai_server import FakeOpenAI
+from tests.shop_repo import CHECKOUT_V2, make_history, review_reply
+
+REPO = "acme/shop"
+INSTALLATION = 99
+
+
+@pytest.fixture
+def github(tmp_path: Path, app_key: tuple[str, str]) -> Iterator[FakeGitHub]:
+    repo, base = make_history(tmp_path / "shop")
+    head = repo.git("rev-parse", "HEAD").decode().strip()
+    with running_fake_github(repo, REPO, 42, app_key[1]) as fake:
+        fake.pulls[7] = PullState(7, base, head)
+        yield fake
+
+
+@pytest.fixture
+def run(
+    engine: Engine,
+    llm_settings: Settings,
+    github: FakeGitHub,
+    fake_openai: FakeOpenAI,
+    app_key: tuple[str, str],
+) -> Runtime:
+    fake_openai.chat_reply = review_reply
+    settings = llm_settings.model_copy(
+        update={
+            "github_app_id": 42,
+            "github_app_private_key": SecretStr(app_key[0]),
+            "github_api_url": github.base_url,
+        }
+    )
+    return Runtime(settings, engine)
+
+
+def reviews_in_db(engine: Engine) -> list[tuple[object, ...]]:
+    with engine.connect() as conn:
+        return [
+            tuple(r)
+            for r in conn.execute(
+                text(
+                    "SELECT pr_number, head_sha, status, github_review_id,"
+                    " cardinality(comment_fingerprints) FROM reviews ORDER BY id"
+                )
+            )
+        ]
+
+
+def test_pull_request_gets_one_review_with_inline_comments(
+    run: Runtime, github: FakeGitHub
+) -> None:
+    assert review_pull_request(run, REPO, INSTALLATION, 7) == "posted"
+
+    [review] = github.reviews
+    assert review["commit_id"] == github.pulls[7].head and review["event"] == "COMMENT"
+    [comment] = review["comments"]
+    assert (comment["path"], comment["line"], comment["side"]) == ("shop/checkout.py", 7, "RIGHT")
+    assert "```suggestion" in comment["body"]
+    assert "Applies coupon discounts at checkout." in review["body"]
+    assert "shop/pricing.py:5 Not in the diff" in review["body"]  # moved, not lost
+    assert f"reviewbot:head={github.pulls[7].head}" in review["body"]
+    assert reviews_in_db(run.engine) == [(7, github.pulls[7].head, "posted", review["id"], 1)]
+    assert github.tokens_issued == 1  # the installation token is cached
+
+    assert review_pull_request(run, REPO, INSTALLATION, 7) == "already reviewed"
+    assert len(github.reviews) == 1
+
+
+def test_new_commits_are_reviewed_alone_and_comments_not_repeated(
+    run: Runtime, github: FakeGitHub
+) -> None:
+    review_pull_request(run, REPO, INSTALLATION, 7)
+    repo = github.repo
+    repo.write(
+        "shop/checkout.py",
+        CHECKOUT_V2 + "\n\ndef refund_total(cart):\n    return -sum(i.price for i in cart)\n",
+    )
+    github.pulls[7].head = repo.commit("Add refunds")
+    compare_before = sum(1 for m, p in github.requests if "/compare/" in p)
+
+    assert review_pull_request(run, REPO, INSTALLATION, 7) == "posted"
+
+    assert sum(1 for m, p in github.requests if "/compare/" in p) == compare_before + 1
+    second = github.reviews[-1]
+    assert second["comments"] == []  # the same finding on line 7 is not posted twice
+    assert len(github.reviews) == 2
+
+
+def test_refused_inline_comments_still_post_the_review(run: Runtime, github: FakeGitHub) -> None:
+    github.fail_next("POST", "/pulls/7/reviews", [422])
+    assert review_pull_request(run, REPO, INSTALLATION, 7) == "posted"
+    [review] = github.reviews
+    assert review["comments"] == []
+    assert "`shop/checkout.py:7` **Fraction passed where a percent is expected**" in review["body"]
+
+
+def test_lost_response_after_posting_is_reconciled_not_reposted(
+    run: Runtime, github: FakeGitHub
+) -> None:
+    github.fail_next("POST", "/pulls/7/reviews", [502], apply=True)
+    with pytest.raises(GitHubError, match="HTTP 502"):
+        review_pull_request(run, REPO, INSTALLATION, 7)  # the job fails; procrastinate retries it
+    assert len(github.reviews) == 1  # GitHub did create it
+    assert review_pull_request(run, REPO, INSTALLATION, 7) == "reconciled"
+    assert len(github.reviews) == 1
+    assert reviews_in_db(run.engine)[0][2] == "posted"
+
+
+def test_diff_too_large_for_github_is_rebuilt_from_files(run: Runtime, github: FakeGitHub) -> None:
+    github.diff_too_large = True
+    assert review_pull_request(run, REPO, INSTALLATION, 7) == "posted"
+    assert any(p.endswith("/pulls/7/files") for _, p in github.requests)
+    assert github.reviews[0]["comments"][0]["line"] == 7
+
+
+def test_review_command_needs_write_access_and_reacts(run: Runtime, github: FakeGitHub) -> None:
+    assert run_command(run, REPO, INSTALLATION, 7, "review", "mallory", 555) == "refused"
+    assert github.reviews == [] and github.reactions == []
+    github.permissions["maintainer"] = "write"
+    assert run_command(run, REPO, INSTALLATION, 7, "review", "maintainer", 556) == "posted"
+    assert github.reactions == [(556, "eyes")]

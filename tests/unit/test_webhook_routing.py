@@ -1,0 +1,100 @@
+"""Which jobs each documented webhook payload asks for (pure routing)."""
+
+import pytest
+
+from app.github.events import EventContext, WebhookRejected, check_signature, router
+from tests.webhooks import payload, signed
+
+
+def jobs(event: str, name: str, **changes: object):  # type: ignore[no-untyped-def]
+    data = payload(name, **changes)
+    return router.jobs_for(EventContext(event, data.get("action"), data))
+
+
+def test_pull_request_opened_asks_for_one_coalescing_review() -> None:
+    [job] = jobs("pull_request", "pull_request.opened")
+    assert job.task == "review_pull_request"
+    assert job.args == {
+        "repo": "Codertocat/Hello-World",
+        "installation_id": job.args["installation_id"],
+        "pr_number": 2,
+        "full": False,
+    }
+    assert job.queueing_lock == job.lock == "review:Codertocat/Hello-World#2"
+
+
+@pytest.mark.parametrize("name", ["pull_request.synchronize", "pull_request.ready_for_review"])
+def test_other_review_triggers(name: str) -> None:
+    assert [j.task for j in jobs("pull_request", name)] == ["review_pull_request"]
+
+
+def test_drafts_and_closed_prs_are_not_reviewed() -> None:
+    assert jobs("pull_request", "pull_request.opened", **{"pull_request.draft": True}) == []
+    assert jobs("pull_request", "pull_request.closed") == []
+    data = payload("pull_request.opened", **{"pull_request.draft": True})
+    assert router.jobs_for(EventContext("pull_request", "opened", data, review_drafts=True))
+
+
+def test_push_to_default_branch_reindexes_other_branches_do_not() -> None:
+    assert jobs("push", "push") == []  # the documented example deletes a tag
+    [job] = jobs("push", "push", ref="refs/heads/master", deleted=False)
+    assert (job.task, job.args["full"], job.lock) == (
+        "index_repository",
+        False,
+        "index:Codertocat/Hello-World",
+    )
+    assert jobs("push", "push", ref="refs/heads/feature", deleted=False) == []
+
+
+def test_installation_events_index_and_purge_each_repository() -> None:
+    created = jobs("installation", "installation.created")
+    assert created and {j.task for j in created} == {"index_repository"}
+    assert all(j.args["full"] for j in created)
+    assert {j.task for j in jobs("installation", "installation.deleted")} == {"purge_repository"}
+    assert {
+        j.task for j in jobs("installation_repositories", "installation_repositories.added")
+    } == {"index_repository"}
+    assert {
+        j.task for j in jobs("installation_repositories", "installation_repositories.removed")
+    } == {"purge_repository"}
+
+
+def test_review_command_on_a_pr_comment() -> None:
+    pr_issue = {"url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/1"}
+    [job] = jobs(
+        "issue_comment",
+        "issue_comment.created",
+        **{"comment.body": " /review ", "issue.pull_request": pr_issue},
+    )
+    assert job.task == "pr_command" and job.args["command"] == "review"
+    assert (
+        jobs("issue_comment", "issue_comment.created", **{"comment.body": "/review"}) == []
+    )  # not a PR
+    assert (
+        jobs(
+            "issue_comment",
+            "issue_comment.created",
+            **{"comment.body": "nice", "issue.pull_request": pr_issue},
+        )
+        == []
+    )
+
+
+def test_ping_and_unknown_events_ask_for_nothing() -> None:
+    assert jobs("ping", "ping") == []
+    assert router.jobs_for(EventContext("star", "created", {"action": "created"})) == []
+
+
+def test_signature_check() -> None:
+    body = b'{"zen": "Design for failure."}'
+    check_signature("s3cret-value", body, signed("s3cret-value", body))
+    for header in (
+        None,
+        "",
+        "sha1=abc",
+        signed("other-secret", body),
+        signed("s3cret-value", body + b" "),
+    ):
+        with pytest.raises(WebhookRejected) as info:
+            check_signature("s3cret-value", body, header)
+        assert info.value.status == 401
