@@ -71,7 +71,6 @@ def serve(
 
     from app.api.main import create_app
     from app.db.engine import open_database
-    from app.jobs.queue import queue_for
 
     settings = _settings()
     host, port = host or settings.host, port or settings.port
@@ -81,25 +80,28 @@ def serve(
             f"(PostgreSQL {opened.info.server_version}, pgvector {opened.info.pgvector_version})"
             + ("; running jobs in-process" if settings.serve_worker else "")
         )
-        api = create_app(
-            settings, opened.engine, queue_for(opened.target.url), worker=settings.serve_worker
-        )
+        api = create_app(settings, opened.engine, worker=settings.serve_worker)
         uvicorn.run(api, host=host, port=port, log_config=None)
 
 
 @cli.command()
 def worker() -> None:
     """Run job workers (reviews, indexing); start as many as you like against one database."""
+    import asyncio
+
     from app.db.engine import open_database
     from app.jobs import tasks  # noqa: F401 (registers the tasks)
-    from app.jobs.queue import Runtime, queue_for, worker_options
+    from app.jobs.queue import Runtime, opened_queue, work
 
     settings = _settings()
     with open_database(settings) as opened:
         out.print(f"reviewbot worker using {opened.target.display}")
-        options = worker_options(Runtime(settings, opened.engine), settings.worker_concurrency)
-        options["install_signal_handlers"] = True
-        queue_for(opened.target.url).run_worker(**options)
+
+        async def main() -> None:
+            async with opened_queue(opened.target.url) as app:
+                await work(app, Runtime(settings, opened.engine), signals=True)
+
+        asyncio.run(main())
 
 
 @cli.command()

@@ -107,6 +107,7 @@ class Settings(BaseSettings):
     review_drafts: bool = False
     serve_worker: bool = True  # `serve` also runs a job worker in-process
     worker_concurrency: int = Field(default=2, ge=1, le=32)
+    stalled_worker_seconds: float = Field(default=60.0, ge=2.0)  # no heartbeat this long: dead
 
     # server
     host: str = "127.0.0.1"

@@ -22,7 +22,10 @@ from app.config import Settings
 from app.db.embedded import start_embedded_server
 from app.db.engine import DatabaseTarget, make_engine, parse_database_url
 from app.db.migrate import upgrade
+from app.jobs.queue import Runtime
+from tests.fakes.github_server import FakeGitHub, PullState, running_fake_github
 from tests.fakes.openai_server import FakeOpenAI, running_fake_openai
+from tests.shop_repo import make_history, review_reply
 
 
 @pytest.fixture(scope="session")
@@ -153,3 +156,41 @@ def app_key() -> tuple[str, str]:
         .decode()
     )
     return private, public
+
+
+GITHUB_REPO = "acme/shop"
+GITHUB_INSTALLATION = 99
+GITHUB_APP_ID = 42
+
+
+@pytest.fixture
+def github(tmp_path: Path, app_key: tuple[str, str]) -> Iterator[FakeGitHub]:
+    repo, base = make_history(tmp_path / "shop")
+    head = repo.git("rev-parse", "HEAD").decode().strip()
+    with running_fake_github(repo, GITHUB_REPO, GITHUB_APP_ID, app_key[1]) as fake:
+        fake.pulls[7] = PullState(7, base, head)
+        yield fake
+
+
+@pytest.fixture
+def github_settings(
+    llm_settings: Settings,
+    github: FakeGitHub,
+    fake_openai: FakeOpenAI,
+    app_key: tuple[str, str],
+) -> Settings:
+    """Settings of a GitHub App pointed at the fake GitHub and the fake model."""
+    fake_openai.chat_reply = review_reply
+    return llm_settings.model_copy(
+        update={
+            "github_app_id": GITHUB_APP_ID,
+            "github_app_private_key": SecretStr(app_key[0]),
+            "github_api_url": github.base_url,
+            "github_webhook_secret": SecretStr("whsec-test-0123456789"),
+        }
+    )
+
+
+@pytest.fixture
+def run(github_settings: Settings, engine: Engine) -> Runtime:
+    return Runtime(github_settings, engine)

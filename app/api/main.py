@@ -9,30 +9,33 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from procrastinate import App
 from sqlalchemy import Engine
+from sqlalchemy.engine import URL
 
 from app import __version__
 from app.api import health, webhooks
 from app.config import Settings
 from app.jobs import tasks as _tasks  # noqa: F401 (registers the tasks)
-from app.jobs.queue import Runtime, worker_options
+from app.jobs.queue import Runtime, opened_queue, work
 from app.logs import kv
 
 log = logging.getLogger(__name__)
 
 
-def create_app(settings: Settings, engine: Engine, queue: App, *, worker: bool = False) -> FastAPI:
-    """The reviewbot HTTP API over a checked, migrated database and the job queue bound to
-    it (procrastinate, opened here). With ``worker``, jobs also run in this process."""
+def create_app(
+    settings: Settings, engine: Engine, *, worker: bool = False, queue_url: URL | None = None
+) -> FastAPI:
+    """The reviewbot HTTP API over a checked, migrated database; the job queue lives in the
+    same database (``queue_url``, default the engine's) and is opened with the app. With
+    ``worker``, jobs also run in this process."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with queue.open_async():
+        async with opened_queue(queue_url or engine.url) as queue:
+            app.state.queue = queue
             running = None
             if worker:
-                options = worker_options(Runtime(settings, engine), settings.worker_concurrency)
-                running = asyncio.create_task(queue.run_worker_async(**options))
+                running = asyncio.create_task(work(queue, Runtime(settings, engine)))
             try:
                 yield
             finally:
@@ -46,7 +49,6 @@ def create_app(settings: Settings, engine: Engine, queue: App, *, worker: bool =
     )
     app.state.settings = settings
     app.state.engine = engine
-    app.state.queue = queue
     app.include_router(health.router)
     app.include_router(webhooks.router)
     if settings.github_webhook_secret is None:

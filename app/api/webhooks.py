@@ -58,7 +58,7 @@ async def github_webhook(
     context = EventContext(event, payload.get("action"), payload, settings.review_drafts)
     jobs = event_router.jobs_for(context)
     queue: App = request.app.state.queue
-    status = await run_in_threadpool(_accept, engine, queue, delivery, context, jobs)
+    status = await _accept(engine, queue, delivery, context, jobs)
     log.info(
         kv(
             "webhook.accepted",
@@ -98,10 +98,8 @@ def _parse(body: bytes) -> dict[str, Any]:
     return payload
 
 
-def _accept(
-    engine: Engine, queue: App, delivery: str, context: EventContext, jobs: list[Job]
-) -> str:
-    """Record the delivery once; enqueue its jobs unless an earlier delivery already did."""
+def _record(engine: Engine, delivery: str, context: EventContext) -> bool:
+    """Record the delivery; False when an earlier copy of it was already handled."""
     with engine.begin() as conn:
         row = conn.execute(
             text(
@@ -118,13 +116,11 @@ def _accept(
                 "i": context.installation_id,
             },
         ).one()
-    if not row.fresh and row.status in {"queued", "ignored"}:
-        return "duplicate"
-    for job in jobs:
-        task = queue.configure_task(job.task, queueing_lock=job.queueing_lock, lock=job.lock)
-        with contextlib.suppress(AlreadyEnqueued):  # the same work is already waiting: coalesced
-            task.defer(**job.args)
-    status = "queued" if jobs else "ignored"
+    # 'received' means an earlier copy died before its jobs were queued: handle it again.
+    return bool(row.fresh) or row.status not in {"queued", "ignored"}
+
+
+def _mark(engine: Engine, delivery: str, status: str) -> None:
     with engine.begin() as conn:
         conn.execute(
             text(
@@ -133,4 +129,18 @@ def _accept(
             ),
             {"s": status, "d": delivery},
         )
+
+
+async def _accept(
+    engine: Engine, queue: App, delivery: str, context: EventContext, jobs: list[Job]
+) -> str:
+    """Record the delivery once; enqueue its jobs unless an earlier copy already did."""
+    if not await run_in_threadpool(_record, engine, delivery, context):
+        return "duplicate"
+    for job in jobs:
+        task = queue.configure_task(job.task, queueing_lock=job.queueing_lock, lock=job.lock)
+        with contextlib.suppress(AlreadyEnqueued):  # the same work is already waiting: coalesced
+            await task.defer_async(**job.args)
+    status = "queued" if jobs else "ignored"
+    await run_in_threadpool(_mark, engine, delivery, status)
     return status

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from procrastinate import JobContext
 
-from app.jobs.queue import RETRY, queue, runtime
+from app.jobs.queue import RETRY, queue, recover_stalled_jobs, runtime
 
 
 @queue.task(name="review_pull_request", pass_context=True, retry=RETRY)
@@ -49,6 +49,4 @@ def pr_command(
 @queue.task(name="retry_stalled_jobs", queueing_lock="retry_stalled_jobs", pass_context=True)
 async def retry_stalled_jobs(context: JobContext, timestamp: int) -> None:
     """Jobs whose worker stopped sending heartbeats (a crash) go back to the queue."""
-    manager = context.app.job_manager
-    for job in await manager.get_stalled_jobs():
-        await manager.retry_job(job)
+    await recover_stalled_jobs(context.app, runtime(context).settings.stalled_worker_seconds)

@@ -2,51 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
-from pydantic import SecretStr
 from sqlalchemy import Engine, text
 
-from app.config import Settings
 from app.github.client import GitHubError
 from app.github.review_flow import review_pull_request, run_command
 from app.jobs.queue import Runtime
-from tests.fakes.github_server import FakeGitHub, PullState, running_fake_github
-from tests.fakes.openai_server import FakeOpenAI
-from tests.shop_repo import CHECKOUT_V2, make_history, review_reply
+from tests.fakes.github_server import FakeGitHub
+from tests.shop_repo import CHECKOUT_V2
 
 REPO = "acme/shop"
 INSTALLATION = 99
-
-
-@pytest.fixture
-def github(tmp_path: Path, app_key: tuple[str, str]) -> Iterator[FakeGitHub]:
-    repo, base = make_history(tmp_path / "shop")
-    head = repo.git("rev-parse", "HEAD").decode().strip()
-    with running_fake_github(repo, REPO, 42, app_key[1]) as fake:
-        fake.pulls[7] = PullState(7, base, head)
-        yield fake
-
-
-@pytest.fixture
-def run(
-    engine: Engine,
-    llm_settings: Settings,
-    github: FakeGitHub,
-    fake_openai: FakeOpenAI,
-    app_key: tuple[str, str],
-) -> Runtime:
-    fake_openai.chat_reply = review_reply
-    settings = llm_settings.model_copy(
-        update={
-            "github_app_id": 42,
-            "github_app_private_key": SecretStr(app_key[0]),
-            "github_api_url": github.base_url,
-        }
-    )
-    return Runtime(settings, engine)
 
 
 def reviews_in_db(engine: Engine) -> list[tuple[object, ...]]:

@@ -4,11 +4,10 @@ from sqlalchemy import Engine
 from app.api.main import create_app
 from app.config import Settings
 from app.db.engine import DatabaseTarget, make_engine, parse_database_url
-from app.jobs.queue import queue_for
 
 
 def test_healthz_reports_postgres_and_pgvector(settings: Settings, engine: Engine) -> None:
-    with TestClient(create_app(settings, engine, queue_for(engine.url))) as client:
+    with TestClient(create_app(settings, engine)) as client:
         response = client.get("/healthz")
         ready = client.get("/readyz")
     assert ready.status_code == 200 and ready.json() == {"status": "ok"}
@@ -22,7 +21,8 @@ def test_healthz_reports_postgres_and_pgvector(settings: Settings, engine: Engin
 
 def test_healthz_is_503_when_database_is_down(settings: Settings, engine: Engine) -> None:
     dead = make_engine(DatabaseTarget(parse_database_url("postgresql://u:pw@127.0.0.1:1/x"), False))
-    with TestClient(create_app(settings, dead, queue_for(engine.url))) as client:
+    # the database goes away after start-up: the queue opened, the engine now fails
+    with TestClient(create_app(settings, dead, queue_url=engine.url)) as client:
         response = client.get("/healthz")
         ready = client.get("/readyz")
     assert ready.status_code == 503

@@ -1,0 +1,254 @@
+"""The real app (uvicorn on 127.0.0.1, procrastinate workers) against a fake GitHub and a
+fake model, driven by GitHub's documented webhook payloads."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+import uvicorn
+from sqlalchemy import Engine, text
+from sqlalchemy.engine import URL
+
+from app.api.main import create_app
+from app.config import Settings
+from tests.conftest import GITHUB_INSTALLATION, GITHUB_REPO
+from tests.fakes.github_server import FakeGitHub
+from tests.fakes.openai_server import CHAT, FakeOpenAI
+from tests.shop_repo import review_reply
+from tests.webhooks import headers, payload
+
+SECRET = "whsec-test-0123456789"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def serving(settings: Settings, engine: Engine, worker: bool) -> Iterator[str]:
+    port = free_port()
+    app = create_app(settings, engine, worker=worker)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started, "uvicorn did not start"
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=20)
+
+
+def pr_event(action: str, head: str, **extra: Any) -> dict[str, Any]:
+    name = "pull_request.opened" if action == "opened" else "pull_request.synchronize"
+    return payload(
+        name,
+        **{
+            "repository.full_name": GITHUB_REPO,
+            "installation.id": GITHUB_INSTALLATION,
+            "pull_request.number": 7,
+            "number": 7,
+            "pull_request.head.sha": head,
+            "pull_request.draft": False,
+            "pull_request.state": "open",
+            **extra,
+        },
+    )
+
+
+def send(
+    base: str,
+    event: str,
+    body: dict[str, Any] | bytes,
+    delivery: str | None = None,
+    secret: str = SECRET,
+) -> httpx.Response:
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return httpx.post(
+        f"{base}/webhooks/github",
+        content=raw,
+        timeout=30,
+        headers=headers(secret, raw, event, delivery or str(uuid.uuid4())),
+    )
+
+
+def wait_for(condition: Callable[[], bool], seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.1)
+    raise AssertionError("timed out waiting")
+
+
+def jobs_left(engine: Engine) -> int:
+    with engine.connect() as conn:
+        return int(
+            conn.execute(
+                text(
+                    "SELECT count(*) FROM procrastinate_jobs WHERE status IN ('todo', 'doing')"
+                    " AND task_name <> 'retry_stalled_jobs'"
+                )
+            ).scalar_one()
+        )
+
+
+def test_pull_request_lifecycle(
+    github_settings: Settings, engine: Engine, github: FakeGitHub, fake_openai: FakeOpenAI
+) -> None:
+    head = github.pulls[7].head
+    fake_openai.fail_next(CHAT, [500, 500])  # the model fails twice, then answers
+    with serving(github_settings, engine, worker=True) as base:
+        started = time.monotonic()
+        first = send(base, "pull_request", pr_event("opened", head), delivery="delivery-1")
+        assert first.status_code == 202 and time.monotonic() - started < 2
+        wait_for(lambda: len(github.reviews) == 1)
+        [review] = github.reviews
+        assert [(c["path"], c["line"]) for c in review["comments"]] == [("shop/checkout.py", 7)]
+        assert fake_openai.calls(CHAT, ok_only=False) - fake_openai.calls(CHAT) == 2
+
+        again = send(base, "pull_request", pr_event("opened", head), delivery="delivery-1")
+        assert again.status_code == 200 and again.json()["status"] == "duplicate"
+        same_head = send(base, "pull_request", pr_event("synchronize", head))
+        assert same_head.status_code == 202
+        wait_for(lambda: jobs_left(engine) == 0)
+        assert len(github.reviews) == 1  # no second review of the same head
+
+        github.repo.write("shop/notes.py", "def note(text):\n    return text.strip()\n")
+        new_head = github.repo.commit("Add notes")
+        github.pulls[7].head = new_head
+        assert send(base, "pull_request", pr_event("synchronize", new_head)).status_code == 202
+        wait_for(lambda: len(github.reviews) == 2)
+        assert github.reviews[1]["commit_id"] == new_head
+        assert github.reviews[1]["comments"] == []  # the earlier finding is not repeated
+
+
+def test_bad_requests_are_refused_and_unknown_events_ignored(
+    github_settings: Settings, engine: Engine, github: FakeGitHub
+) -> None:
+    with serving(github_settings, engine, worker=False) as base:
+        event = pr_event("opened", github.pulls[7].head)
+        assert send(base, "pull_request", event, secret="wrong-secret").status_code == 401
+        raw = json.dumps(event).encode()
+        unsigned = httpx.post(
+            f"{base}/webhooks/github",
+            content=raw,
+            headers={"X-GitHub-Event": "pull_request", "X-GitHub-Delivery": "x"},
+        )
+        assert unsigned.status_code == 401
+        assert send(base, "pull_request", b"{not json").status_code == 400
+        star = send(base, "star", {"action": "created", "repository": {"full_name": GITHUB_REPO}})
+        assert star.status_code == 200 and star.json()["status"] == "ignored"
+        ping = send(base, "ping", payload("ping"))
+        assert ping.status_code == 200
+        huge = httpx.post(
+            f"{base}/webhooks/github",
+            content=b"x" * (25 * 1024 * 1024 + 1),
+            headers={"X-GitHub-Event": "push", "X-GitHub-Delivery": "big"},
+            timeout=60,
+        )
+        assert huge.status_code == 413
+    with engine.connect() as conn:
+        recorded = dict(conn.execute(text("SELECT event, status FROM webhook_deliveries")).all())
+    assert recorded == {"star": "ignored", "ping": "ignored"}
+    assert github.reviews == []
+
+
+def test_github_502_on_posting_gives_exactly_one_review(
+    github_settings: Settings, engine: Engine, github: FakeGitHub
+) -> None:
+    github.fail_next("POST", "/pulls/7/reviews", [502], apply=True)
+    with serving(github_settings, engine, worker=True) as base:
+        assert (
+            send(base, "pull_request", pr_event("opened", github.pulls[7].head)).status_code == 202
+        )
+        wait_for(lambda: jobs_left(engine) == 0 and len(github.reviews) == 1)
+        time.sleep(1)
+    assert len(github.reviews) == 1
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT status FROM reviews")).scalar_one() == "posted"
+
+
+def _worker(settings: Settings, url: URL) -> subprocess.Popen[bytes]:
+    env = {
+        **{
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("REVIEWBOT_", "OPENAI_", "GITHUB_"))
+        },
+        "DATABASE_URL": url.render_as_string(hide_password=False),
+        "REVIEWBOT_DATA_DIR": str(settings.data_dir),
+        "GITHUB_APP_ID": str(settings.github_app_id),
+        "GITHUB_APP_PRIVATE_KEY": settings.github_app_private_key.get_secret_value(),  # type: ignore[union-attr]
+        "GITHUB_API_URL": settings.github_api_url,
+        "OPENAI_BASE_URL": str(settings.openai_base_url),
+        "OPENAI_API_KEY": "sk-test-0123456789abcdef",
+        "REVIEWBOT_LLM_MAX_RETRIES": "0",
+        "REVIEWBOT_STALLED_WORKER_SECONDS": "2",
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "worker"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def test_worker_killed_mid_review_then_review_posted_once(
+    github_settings: Settings,
+    engine: Engine,
+    database_url: URL,
+    github: FakeGitHub,
+    fake_openai: FakeOpenAI,
+) -> None:
+    release = threading.Event()
+    reviews_asked = threading.Event()
+
+    def slow_review(body: dict[str, Any]) -> str:
+        if "### chunk" not in body["messages"][-1]["content"] and not reviews_asked.is_set():
+            reviews_asked.set()
+            release.wait(30)  # the first review answer never reaches its (killed) worker
+        return review_reply(body)
+
+    fake_openai.chat_reply = slow_review
+    first = _worker(github_settings, database_url)
+    try:
+        with serving(github_settings, engine, worker=False) as base:
+            assert (
+                send(base, "pull_request", pr_event("opened", github.pulls[7].head)).status_code
+                == 202
+            )
+            assert reviews_asked.wait(60), "the review never reached the model"
+            first.send_signal(signal.SIGKILL)
+            first.wait(10)
+            release.set()
+            time.sleep(3)  # longer than REVIEWBOT_STALLED_WORKER_SECONDS: the worker is dead
+            second = _worker(github_settings, database_url)
+            try:
+                wait_for(lambda: len(github.reviews) == 1, seconds=90)
+                wait_for(lambda: jobs_left(engine) == 0)
+            finally:
+                second.terminate()
+                second.wait(20)
+    finally:
+        release.set()
+        if first.poll() is None:
+            first.kill()
+    assert len(github.reviews) == 1
