@@ -13,7 +13,7 @@ from sqlalchemy import Engine
 from sqlalchemy.engine import URL
 
 from app import __version__
-from app.api import health, webhooks
+from app.api import admin, health, metrics, webhooks
 from app.config import Settings
 from app.jobs import tasks as _tasks  # noqa: F401 (registers the tasks)
 from app.jobs.queue import Runtime, opened_queue, work
@@ -51,6 +51,8 @@ def create_app(
     app.state.engine = engine
     app.include_router(health.router)
     app.include_router(webhooks.router)
+    app.include_router(admin.router)
+    app.include_router(metrics.router)
     if settings.github_webhook_secret is None:
         log.error(kv("webhooks.disabled", reason=webhooks.DISABLED))
     return app

@@ -73,7 +73,7 @@ def worker_options(run: Runtime, concurrency: int = 2) -> dict[str, Any]:
         "update_heartbeat_interval": max(0.5, stalled / 6),
         "stalled_worker_timeout": stalled,
         "install_signal_handlers": False,
-        "delete_jobs": "successful",
+        "delete_jobs": "never",  # finished jobs stay for GET /reindex/{id} and /metrics
     }
 
 

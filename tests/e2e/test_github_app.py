@@ -252,3 +252,55 @@ def test_worker_killed_mid_review_then_review_posted_once(
         if first.poll() is None:
             first.kill()
     assert len(github.reviews) == 1
+
+
+def index_runs(engine: Engine) -> list[dict[str, Any]]:
+    with engine.connect() as conn:
+        return list(conn.execute(text("SELECT stats FROM index_runs ORDER BY id")).scalars())
+
+
+def test_install_indexes_push_updates_uninstall_purges(
+    github_settings: Settings, engine: Engine, github: FakeGitHub
+) -> None:
+    repos = [{"id": 1, "name": "shop", "full_name": GITHUB_REPO, "private": False}]
+    installed = payload(
+        "installation.created", repositories=repos, **{"installation.id": GITHUB_INSTALLATION}
+    )
+    with serving(github_settings, engine, worker=True) as base:
+        assert send(base, "installation", installed).status_code == 202
+        wait_for(lambda: len(index_runs(engine)) == 1)
+        first = index_runs(engine)[0]
+        assert first["files"]["changed"] == first["files"]["seen"] > 5
+        assert first["chunks"]["added"] > 20
+
+        github.repo.write(
+            "shop/pricing.py",
+            github.repo.root.joinpath("shop/pricing.py").read_text()
+            + "\n\ndef round_price(value: float) -> float:\n    return round(value, 2)\n",
+        )
+        github.repo.commit("Add rounding")
+        push = payload(
+            "push",
+            ref="refs/heads/main",
+            deleted=False,
+            **{
+                "repository.full_name": GITHUB_REPO,
+                "repository.default_branch": "main",
+                "installation.id": GITHUB_INSTALLATION,
+            },
+        )
+        assert send(base, "push", push).status_code == 202
+        wait_for(lambda: len(index_runs(engine)) == 2)
+        second = index_runs(engine)[1]
+        assert second["files"]["changed"] == 1  # only pricing.py is re-chunked
+        assert (second["chunks"]["added"], second["chunks"]["deleted"]) == (1, 0)
+        assert second["summaries"]["calls"] == 1  # one new function, one summary
+
+        removed = payload(
+            "installation.deleted", repositories=repos, **{"installation.id": GITHUB_INSTALLATION}
+        )
+        assert send(base, "installation", removed).status_code == 202
+        wait_for(lambda: jobs_left(engine) == 0)
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM repositories")).scalar_one() == 0
+        assert conn.execute(text("SELECT count(*) FROM code_chunks")).scalar_one() == 0

@@ -1,0 +1,85 @@
+"""``GET /metrics`` in Prometheus format, read from the database at scrape time.
+
+Every figure comes from tables all processes share (deliveries, jobs, reviews, index
+runs), so one scrape of any API process sees the work of every worker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from fastapi import APIRouter
+from fastapi.responses import Response
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.registry import Collector
+from sqlalchemy import Engine, text
+
+from app.api.deps import EngineDep
+
+router = APIRouter()
+LATENCY_BUCKETS = (5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0)
+
+
+class DatabaseCollector(Collector):
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily | HistogramMetricFamily]:
+        with self.engine.connect() as conn:
+            webhooks = CounterMetricFamily(
+                "reviewbot_webhooks",
+                "Webhook deliveries by event and outcome",
+                labels=["event", "outcome"],
+            )
+            for event, status, n in conn.execute(
+                text("SELECT event, status, count(*) FROM webhook_deliveries GROUP BY 1, 2")
+            ):
+                webhooks.add_metric([event, status], n)
+            yield webhooks
+            jobs = GaugeMetricFamily(
+                "reviewbot_jobs", "Queue jobs by task and state", labels=["task", "state"]
+            )
+            for task, state, n in conn.execute(
+                text(
+                    "SELECT task_name, status::text, count(*) FROM procrastinate_jobs GROUP BY 1, 2"
+                )
+            ):
+                jobs.add_metric([task, state], n)
+            yield jobs
+            latencies = [
+                float(s)
+                for s in conn.execute(
+                    text(
+                        "SELECT extract(epoch FROM updated_at - created_at) FROM reviews"
+                        " WHERE status = 'posted'"
+                    )
+                ).scalars()
+            ]
+            buckets = [(str(b), sum(1 for x in latencies if x <= b)) for b in LATENCY_BUCKETS]
+            buckets.append(("+Inf", len(latencies)))
+            histogram = HistogramMetricFamily(
+                "reviewbot_review_latency_seconds", "Time from review intent to posted review"
+            )
+            histogram.add_metric([], buckets, sum(latencies))
+            yield histogram
+            calls, tokens = conn.execute(
+                text(
+                    "SELECT coalesce(sum(summary_calls + embedding_calls), 0), coalesce(sum("
+                    "summary_prompt_tokens + summary_completion_tokens + embedding_tokens), 0)"
+                    " FROM index_runs"
+                )
+            ).one()
+            yield CounterMetricFamily(
+                "reviewbot_index_model_calls", "Model calls made by indexing", value=calls
+            )
+            yield CounterMetricFamily(
+                "reviewbot_index_model_tokens", "Model tokens used by indexing", value=tokens
+            )
+
+
+@router.get("/metrics")
+def metrics(engine: EngineDep) -> Response:
+    registry = CollectorRegistry()
+    registry.register(DatabaseCollector(engine))
+    return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,88 @@
+"""POST /reindex, GET /reindex/{id} and /metrics through the real app and database."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+from pydantic import SecretStr
+from sqlalchemy import Engine, text
+
+from app.api.main import create_app
+from app.config import Settings
+
+TOKEN = "admin-token-0123456789"
+
+
+@pytest.fixture
+def client(settings: Settings, engine: Engine) -> Iterator[TestClient]:
+    admin = settings.model_copy(update={"admin_token": SecretStr(TOKEN)})
+    with engine.begin() as conn:
+        conn.execute(
+            text("INSERT INTO repositories (full_name, installation_id) VALUES ('acme/shop', 99)")
+        )
+    with TestClient(create_app(admin, engine)) as test_client:
+        yield test_client
+
+
+def auth(token: str = TOKEN) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_reindex_requires_the_admin_token(client: TestClient) -> None:
+    assert client.post("/reindex", json={"repo": "acme/shop"}).status_code == 401
+    assert (
+        client.post("/reindex", json={"repo": "acme/shop"}, headers=auth("nope")).status_code == 403
+    )
+    assert client.get("/reindex/1", headers=auth("nope")).status_code == 403
+
+
+def test_reindex_is_disabled_without_a_token(settings: Settings, engine: Engine) -> None:
+    with TestClient(create_app(settings, engine)) as plain:
+        response = plain.post("/reindex", json={"repo": "acme/shop"}, headers=auth())
+    assert response.status_code == 503
+    assert "REVIEWBOT_ADMIN_TOKEN" in response.json()["detail"]
+
+
+def test_reindex_queues_one_job_and_reports_it(client: TestClient, engine: Engine) -> None:
+    assert client.post("/reindex", json={"repo": "acme/nope"}, headers=auth()).status_code == 404
+    assert client.post("/reindex", json={"repo": "not a repo"}, headers=auth()).status_code == 422
+
+    first = client.post("/reindex", json={"repo": "acme/shop", "full": False}, headers=auth())
+    again = client.post("/reindex", json={"repo": "acme/shop"}, headers=auth())
+    assert first.status_code == again.status_code == 202
+    job_id = first.json()["job_id"]
+    assert again.json()["job_id"] == job_id  # coalesced with the queued one
+
+    status = client.get(f"/reindex/{job_id}", headers=auth())
+    assert status.status_code == 200
+    assert status.json() == {
+        "job_id": job_id,
+        "status": "todo",
+        "attempts": 0,
+        "repo": "acme/shop",
+        "last_index": None,
+    }
+    assert client.get("/reindex/999999", headers=auth()).status_code == 404
+    with engine.connect() as conn:
+        args = conn.execute(
+            text("SELECT args FROM procrastinate_jobs WHERE id = :i"), {"i": job_id}
+        ).scalar_one()
+    assert args == {"repo": "acme/shop", "installation_id": 99, "full": False}
+
+
+def test_metrics_in_prometheus_format(client: TestClient, engine: Engine) -> None:
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO webhook_deliveries (delivery_id, event, status)"
+                " VALUES ('a', 'star', 'ignored'), ('b', 'star', 'ignored')"
+            )
+        )
+    client.post("/reindex", json={"repo": "acme/shop"}, headers=auth())
+    body = client.get("/metrics").text
+    assert 'reviewbot_webhooks_total{event="star",outcome="ignored"} 2.0' in body
+    assert 'reviewbot_jobs{state="todo",task="index_repository"} 1.0' in body
+    assert "reviewbot_review_latency_seconds_count 0.0" in body
+    assert "reviewbot_index_model_tokens_total 0.0" in body
