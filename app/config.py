@@ -105,6 +105,7 @@ class Settings(BaseSettings):
 
     # GitHub App behaviour
     review_drafts: bool = False
+    github_check_runs: bool = False  # also report each review as a check run (needs checks: write)
     serve_worker: bool = True  # `serve` also runs a job worker in-process
     worker_concurrency: int = Field(default=2, ge=1, le=32)
     stalled_worker_seconds: float = Field(default=60.0, ge=2.0)  # no heartbeat this long: dead

@@ -148,6 +148,18 @@ class RepoApi:
         data = {"commit_id": commit, "body": body, "event": "COMMENT", "comments": comments}
         return int(self._call("POST", f"/pulls/{number}/reviews", json=data).json()["id"])
 
+    def start_check(self, head: str) -> int:
+        data = {"name": "reviewbot", "head_sha": head, "status": "in_progress"}
+        return int(self._call("POST", "/check-runs", json=data).json()["id"])
+
+    def finish_check(self, check_id: int, conclusion: str, title: str, summary: str) -> None:
+        data = {
+            "status": "completed",
+            "conclusion": conclusion,
+            "output": {"title": title, "summary": summary[:60000]},
+        }
+        self._call("PATCH", f"/check-runs/{check_id}", json=data)
+
     def reviews(self, number: int) -> list[dict[str, Any]]:
         return self._paginate(f"/pulls/{number}/reviews")
 

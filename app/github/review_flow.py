@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import text
 
 from app.diff.parse import parse_diff
-from app.github.client import GitHubError, RepoApi
+from app.github.client import GitHubError, PullRequest, RepoApi
 from app.github.repo_index import index_at
 from app.indexing.embedder import select_embedder
 from app.jobs.queue import Runtime
@@ -59,6 +59,31 @@ def review_pull_request(
     if _already_on_github(api, pr_number, pr.head_sha):
         _finish(run, repo_id, pr_number, pr.head_sha, "posted", None, [])
         return "reconciled"
+    check = api.start_check(pr.head_sha) if run.settings.github_check_runs else None
+    try:
+        outcome, summary = _review(run, api, repo, repo_id, pr, previous_head, posted, full, job_id)
+    except Exception:
+        if check is not None:
+            api.finish_check(check, "neutral", "Review failed", "The review will be retried.")
+        raise
+    if check is not None:
+        api.finish_check(check, "neutral", f"reviewbot: {outcome}", summary)
+    return outcome
+
+
+def _review(
+    run: Runtime,
+    api: RepoApi,
+    repo: str,
+    repo_id: int,
+    pr: PullRequest,
+    previous_head: str | None,
+    posted: list[str],
+    full: bool,
+    job_id: int | None,
+) -> tuple[str, str]:
+    """Index if needed, build and post the review; returns (outcome, summary)."""
+    pr_number = pr.number
     if not _indexed(run, repo):
         index_at(run, api, repo, pr.base_sha)
     # After a push, review only the commits since the last reviewed head.
@@ -86,7 +111,7 @@ def review_pull_request(
     if llm is None:
         log.warning(kv("review.skipped", repo=repo, pr=pr_number, reason="no LLM configured"))
         _finish(run, repo_id, pr_number, pr.head_sha, "skipped", None, [])
-        return "no model"
+        return "no model", "No LLM is configured, so no review was written."
     result = run_review(llm, prepared, run.settings, already_posted=posted)
     review_id, comments = _post(api, pr_number, pr.head_sha, result, prepared)
     _finish(
@@ -102,7 +127,7 @@ def review_pull_request(
             comments=len(comments),
         )
     )
-    return "posted"
+    return "posted", f"{len(comments)} inline comment(s).\n\n{result.summary}"
 
 
 def _claim(

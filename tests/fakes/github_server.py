@@ -47,6 +47,7 @@ class FakeGitHub:
     pulls: dict[int, PullState] = field(default_factory=dict)
     reviews: list[dict[str, Any]] = field(default_factory=list)
     reactions: list[tuple[int, str]] = field(default_factory=list)
+    check_runs: list[dict[str, Any]] = field(default_factory=list)
     requests: list[tuple[str, str]] = field(default_factory=list)
     tokens_issued: int = 0
     diff_too_large: bool = False
@@ -92,7 +93,13 @@ class FakeGitHub:
         rest = path[len(prefix) :]
         scripted = self._scripted(method, rest)
         if scripted and not scripted[1]:
-            return _json(scripted[0], {"message": "scripted failure"})
+            status = scripted[0]
+            if status == 429:  # a secondary rate limit, as GitHub words it
+                code, out, data = _json(
+                    429, {"message": "You have exceeded a secondary rate limit."}
+                )
+                return code, {**out, "retry-after": "1"}, data
+            return _json(status, {"message": "scripted failure"})
         status, out_headers, payload = self._route(method, rest, query, headers, body)
         if scripted:
             return _json(scripted[0], {"message": "scripted failure after applying"})
@@ -164,6 +171,14 @@ class FakeGitHub:
                 {"content-type": "application/x-gzip"},
                 self.git("archive", "--format=tar.gz", f"--prefix={prefix}", sha),
             )
+        if rest == "/check-runs" and method == "POST":
+            run = {**json.loads(body), "id": 500 + len(self.check_runs)}
+            self.check_runs.append(run)
+            return _json(201, run)
+        if (m := re.fullmatch(r"/check-runs/(\d+)", rest)) and method == "PATCH":
+            run = next(r for r in self.check_runs if r["id"] == int(m.group(1)))
+            run.update(json.loads(body))
+            return _json(200, run)
         if m := re.fullmatch(r"/issues/comments/(\d+)/reactions", rest):
             self.reactions.append((int(m.group(1)), json.loads(body)["content"]))
             return _json(201, {"id": 1})
@@ -259,6 +274,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         self._serve("POST")
+
+    def do_PATCH(self) -> None:
+        self._serve("PATCH")
 
     def log_message(self, format: str, *args: object) -> None:
         pass

@@ -8,11 +8,12 @@ from sqlalchemy import Engine, text
 from app.github.client import GitHubError
 from app.github.review_flow import review_pull_request, run_command
 from app.jobs.queue import Runtime
+from tests.conftest import GITHUB_INSTALLATION, GITHUB_REPO
 from tests.fakes.github_server import FakeGitHub
 from tests.shop_repo import CHECKOUT_V2
 
-REPO = "acme/shop"
-INSTALLATION = 99
+REPO = GITHUB_REPO
+INSTALLATION = GITHUB_INSTALLATION
 
 
 def reviews_in_db(engine: Engine) -> list[tuple[object, ...]]:
@@ -101,3 +102,19 @@ def test_review_command_needs_write_access_and_reacts(run: Runtime, github: Fake
     github.permissions["maintainer"] = "write"
     assert run_command(run, REPO, INSTALLATION, 7, "review", "maintainer", 556) == "posted"
     assert github.reactions == [(556, "eyes")]
+
+
+def test_check_run_reports_the_review_when_enabled(run: Runtime, github: FakeGitHub) -> None:
+    checked = Runtime(run.settings.model_copy(update={"github_check_runs": True}), run.engine)
+    assert review_pull_request(checked, REPO, INSTALLATION, 7) == "posted"
+    [check] = github.check_runs
+    assert check["head_sha"] == github.pulls[7].head
+    assert (check["status"], check["conclusion"]) == ("completed", "neutral")
+    assert check["output"]["summary"].startswith("1 inline comment(s).")
+
+
+def test_rate_limits_and_read_errors_are_retried(run: Runtime, github: FakeGitHub) -> None:
+    github.fail_next("GET", "/pulls/7", [429])  # secondary rate limit with retry-after: 1
+    github.fail_next("GET", "/contents/shop/checkout.py", [502])
+    assert review_pull_request(run, REPO, INSTALLATION, 7) == "posted"
+    assert len(github.reviews) == 1
