@@ -293,14 +293,15 @@ def main() -> None:
     """Console-script entry point: expected failures print one line, exit 1, no traceback."""
     from sqlalchemy.exc import DBAPIError
 
+    from app.db.engine import first_line
+
     try:
         cli()
     except ReviewbotError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(1)
     except DBAPIError as exc:  # an unexpected database failure: still one line, no traceback
-        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else type(exc).__name__
-        print(f"error: database: {reason}", file=sys.stderr)
+        print(f"error: database: {first_line(exc)}", file=sys.stderr)
         sys.exit(1)
 
 

@@ -75,9 +75,15 @@ def make_engine(target: DatabaseTarget, **kwargs: object) -> Engine:
     )
 
 
+def first_line(exc: DBAPIError) -> str:
+    """The driver's message, first line only (the rest is SQL and hints)."""
+    text_ = str(exc.orig).strip() if exc.orig else ""
+    return text_.splitlines()[0] if text_ else type(exc).__name__
+
+
 def describe_connect_error(target: DatabaseTarget, exc: DBAPIError) -> str:
     """A one-line reason from a driver error, with any password scrubbed out."""
-    reason = str(exc.orig).strip().splitlines()[0] if exc.orig else type(exc).__name__
+    reason = first_line(exc)
     password = target.url.password
     if password:
         reason = reason.replace(str(password), "***")
@@ -106,10 +112,9 @@ def ensure_vector_extension(conn: Connection) -> None:
         with conn.begin_nested():
             conn.execute(text("CREATE EXTENSION IF NOT EXISTS vector"))
     except DBAPIError as exc:
-        first = str(exc.orig).strip().splitlines()[0] if exc.orig else type(exc).__name__
         raise VectorExtensionMissing(
-            f"pgvector is not available in this database ({first}); install pgvector on the "
-            "server or let a superuser run CREATE EXTENSION vector"
+            f"pgvector is not available in this database ({first_line(exc)}); install pgvector "
+            "on the server or let a superuser run CREATE EXTENSION vector"
         ) from None
 
 
@@ -149,8 +154,9 @@ def open_database(settings: Settings, *, migrate: bool = True) -> Iterator[OpenD
             except OperationalError as exc:
                 raise DatabaseUnavailable(describe_connect_error(target, exc)) from None
             except DBAPIError as exc:
-                reason = str(exc.orig).strip().splitlines()[0] if exc.orig else type(exc).__name__
-                raise DatabaseError(f"migrating {target.display} failed: {reason}") from None
+                raise DatabaseError(
+                    f"migrating {target.display} failed: {first_line(exc)}"
+                ) from None
         yield OpenDatabase(target=target, engine=engine, info=info)
     finally:
         engine.dispose()

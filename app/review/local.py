@@ -35,7 +35,7 @@ def base_tree_dir(settings: Settings, repo: str) -> Path:
 
 def export_base(repo: LocalRepo, base: str, target: Path) -> None:
     """Materialise ``base`` in ``target``, reusing it when it already holds that commit."""
-    marker = target.with_suffix(".commit")
+    marker = target.parent / f"{target.name}.commit"
     if target.is_dir() and marker.is_file() and marker.read_text().strip() == base:
         return
     if target.exists():

@@ -18,13 +18,14 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import jwt
 
 from app.diff.parse import parse_diff
+from tests.fakes.loopback import serving
 from tests.gitrepo import GitRepo
 
 
@@ -288,13 +289,6 @@ def running_fake_github(
 ) -> Iterator[FakeGitHub]:
     fake = FakeGitHub(repo=repo, full_name=full_name, app_id=app_id, public_key=public_key)
     handler = type("Handler", (_Handler,), {"fake": fake})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    fake.base_url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(handler) as base:
+        fake.base_url = base + ""
         yield fake
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)

@@ -17,8 +17,10 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.fakes.loopback import serving
 
 CHAT = "/v1/chat/completions"
 EMBEDDINGS = "/v1/embeddings"
@@ -160,13 +162,6 @@ class _Handler(BaseHTTPRequestHandler):
 def running_fake_openai(embedding_dims: int = 256) -> Iterator[FakeOpenAI]:
     fake = FakeOpenAI(embedding_dims=embedding_dims)
     handler = type("Handler", (_Handler,), {"fake": fake})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    fake.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(handler) as base:
+        fake.base_url = base + "/v1"
         yield fake
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
