@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import io
 import logging
-import re
-import shutil
 import tarfile
 import tempfile
 from pathlib import Path
@@ -22,34 +20,29 @@ from app.logs import kv
 log = logging.getLogger(__name__)
 
 
-def tree_dir(run: Runtime, repo: str) -> Path:
-    return run.settings.data_dir / "trees" / "github" / re.sub(r"[^A-Za-z0-9_.-]+", "__", repo)
-
-
-def extract_tarball(data: bytes, target: Path) -> None:
-    """Unpack GitHub's tarball (one top-level folder) into ``target``, replacing it."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
-            tar.extractall(tmp, filter="data")
-        roots = [p for p in Path(tmp).iterdir() if p.is_dir()]
-        source = roots[0] if len(roots) == 1 else Path(tmp)
-        if target.exists():
-            shutil.rmtree(target)
-        shutil.move(str(source), target)
+def extract_tarball(data: bytes, target: Path) -> Path:
+    """Unpack GitHub's tarball into ``target``; return its single top-level folder."""
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
+        tar.extractall(target, filter="data")
+    roots = [p for p in target.iterdir() if p.is_dir()]
+    return roots[0] if len(roots) == 1 else target
 
 
 def index_at(run: Runtime, api: RepoApi, repo: str, ref: str) -> IndexReport:
-    """Index ``repo`` as of ``ref``: download, unpack, and let the indexer skip what it has."""
-    target = tree_dir(run, repo)
-    extract_tarball(api.tarball(ref), target)
-    report = Indexer(
-        run.engine,
-        repo,
-        target,
-        embedder=select_embedder(run.settings),
-        summarizer=select_summarizer(run.settings),
-    ).run()
+    """Index ``repo`` as of ``ref`` from a private temporary tree, so concurrent jobs never
+    share one. Unchanged files cost a read and a hash; only changed content is chunked,
+    summarised and embedded."""
+    scratch = run.settings.data_dir / "trees"
+    scratch.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=scratch, prefix="github-") as tmp:
+        root = extract_tarball(api.tarball(ref), Path(tmp))
+        report = Indexer(
+            run.engine,
+            repo,
+            root,
+            embedder=select_embedder(run.settings),
+            summarizer=select_summarizer(run.settings),
+        ).run()
     log.info(
         kv(
             "index.done",
@@ -81,8 +74,7 @@ def index_repository(run: Runtime, repo: str, installation_id: int, full: bool) 
 
 
 def purge_repository(run: Runtime, repo: str) -> None:
-    """Forget a repository: its rows (files, chunks, reviews by cascade) and its tree."""
+    """Forget a repository: its rows (files, chunks, reviews, index runs, by cascade)."""
     with run.engine.begin() as conn:
         conn.execute(text("DELETE FROM repositories WHERE full_name = :n"), {"n": repo})
-    shutil.rmtree(tree_dir(run, repo), ignore_errors=True)
     log.info(kv("repository.purged", repo=repo))

@@ -6,6 +6,8 @@ from procrastinate import JobContext
 
 from app.jobs.queue import RETRY, queue, recover_stalled_jobs, runtime
 
+FINISHED_JOBS_KEPT_HOURS = 24 * 7
+
 
 @queue.task(name="review_pull_request", pass_context=True, retry=RETRY)
 def review_pull_request(
@@ -50,3 +52,12 @@ def pr_command(
 async def retry_stalled_jobs(context: JobContext, timestamp: int) -> None:
     """Jobs whose worker stopped sending heartbeats (a crash) go back to the queue."""
     await recover_stalled_jobs(context.app, runtime(context).settings.stalled_worker_seconds)
+
+
+@queue.periodic(cron="17 * * * *", periodic_id="prune_finished_jobs")
+@queue.task(name="prune_finished_jobs", queueing_lock="prune_finished_jobs", pass_context=True)
+async def prune_finished_jobs(context: JobContext, timestamp: int) -> None:
+    """Finished jobs stay a week (for GET /reindex/{id} and /metrics), then go."""
+    await context.app.job_manager.delete_old_jobs(
+        nb_hours=FINISHED_JOBS_KEPT_HOURS, include_failed=True
+    )
