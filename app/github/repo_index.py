@@ -13,6 +13,7 @@ from sqlalchemy import text
 from app.github.client import RepoApi
 from app.indexing.embedder import select_embedder
 from app.indexing.indexer import Indexer, IndexReport
+from app.indexing.store import repository_id
 from app.indexing.summarizer import select_summarizer
 from app.jobs.queue import Runtime
 from app.logs import kv
@@ -61,15 +62,7 @@ def index_repository(run: Runtime, repo: str, installation_id: int, full: bool) 
     api = RepoApi(run.github.installation(installation_id), repo)
     branch = api.default_branch()
     with run.engine.begin() as conn:
-        conn.execute(
-            text(
-                "INSERT INTO repositories (full_name, installation_id, default_branch)"
-                " VALUES (:n, :i, :b) ON CONFLICT (full_name) DO UPDATE SET"
-                " installation_id = excluded.installation_id,"
-                " default_branch = excluded.default_branch, updated_at = now()"
-            ),
-            {"n": repo, "i": installation_id, "b": branch},
-        )
+        repository_id(conn, repo, installation_id=installation_id, default_branch=branch)
     return index_at(run, api, repo, branch)
 
 

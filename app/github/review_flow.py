@@ -17,6 +17,7 @@ from app.diff.parse import parse_diff
 from app.github.client import GitHubError, PullRequest, RepoApi
 from app.github.repo_index import index_at
 from app.indexing.embedder import select_embedder
+from app.indexing.store import repository_id
 from app.jobs.queue import Runtime
 from app.llm.client import make_openai_client
 from app.logs import kv
@@ -136,14 +137,7 @@ def _claim(
     """Record the intent to review ``head``. Returns (repository id or None when this head
     is already reviewed, the last reviewed head of the PR, fingerprints already posted)."""
     with run.engine.begin() as conn:
-        repo_id = conn.execute(
-            text(
-                "INSERT INTO repositories (full_name, installation_id) VALUES (:n, :i)"
-                " ON CONFLICT (full_name) DO UPDATE SET installation_id = excluded.installation_id"
-                " RETURNING id"
-            ),
-            {"n": repo, "i": installation_id},
-        ).scalar_one()
+        repo_id = repository_id(conn, repo, installation_id=installation_id)
         conn.execute(
             text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": f"review:{repo}#{pr_number}"}
         )

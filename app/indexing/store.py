@@ -74,14 +74,23 @@ class NewChunk:
     token_count: int
 
 
-def repository_id(conn: Connection, full_name: str) -> int:
-    """The id of ``full_name``, created on first use."""
+def repository_id(
+    conn: Connection,
+    full_name: str,
+    *,
+    installation_id: int | None = None,
+    default_branch: str | None = None,
+) -> int:
+    """The id of ``full_name``, created on first use; GitHub fields given are recorded."""
     row = conn.execute(
         text(
-            "INSERT INTO repositories (full_name) VALUES (:n) "
-            "ON CONFLICT (full_name) DO UPDATE SET updated_at = now() RETURNING id"
+            "INSERT INTO repositories (full_name, installation_id, default_branch)"
+            " VALUES (:n, :i, :b) ON CONFLICT (full_name) DO UPDATE SET"
+            " installation_id = coalesce(excluded.installation_id, repositories.installation_id),"
+            " default_branch = coalesce(excluded.default_branch, repositories.default_branch),"
+            " updated_at = now() RETURNING id"
         ),
-        {"n": full_name},
+        {"n": full_name, "i": installation_id, "b": default_branch},
     ).scalar_one()
     return int(row)
 
