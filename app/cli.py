@@ -88,6 +88,8 @@ def serve(
 def worker() -> None:
     """Run job workers (reviews, indexing); start as many as you like against one database."""
     import asyncio
+    import contextlib
+    import signal
 
     from app.db.engine import open_database
     from app.jobs import tasks  # noqa: F401 (registers the tasks)
@@ -99,7 +101,13 @@ def worker() -> None:
 
         async def main() -> None:
             async with opened_queue(opened.target.url) as app:
-                await work(app, Runtime(settings, opened.engine), signals=True)
+                running = asyncio.current_task()
+                assert running is not None
+                loop = asyncio.get_running_loop()
+                for signum in (signal.SIGTERM, signal.SIGINT):
+                    loop.add_signal_handler(signum, running.cancel)
+                with contextlib.suppress(asyncio.CancelledError):
+                    await work(app, Runtime(settings, opened.engine))
 
         asyncio.run(main())
 
@@ -234,7 +242,7 @@ def review(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
 ) -> None:
     """Review local changes: index the base, retrieve context, ask the model."""
-    from app.cli_render import RichProgress, progress_bars, prompt_view, review_view
+    from app.cli_render import RichProgress, progress_bars, prompt_text, review_view
     from app.db.engine import open_database
     from app.indexing.embedder import HASH_MODEL, select_embedder
     from app.indexing.summarizer import select_summarizer
@@ -270,7 +278,7 @@ def review(
                         "[yellow]note:[/] no LLM configured (OPENAI_API_KEY / "
                         "OPENAI_BASE_URL): showing the prompt instead of a review."
                     )
-                out.print(prompt_view(prepared))
+                print(prompt_text(prepared))
             return
         result = run_review(llm, prepared, settings)
     if as_json:
@@ -280,7 +288,7 @@ def review(
             )
         )
     else:
-        out.print(review_view(result, prepared, local.git, local.head))
+        out.print(review_view(result, prepared, local.git, local.head), soft_wrap=False)
 
 
 NO_MODEL_NOTE = (

@@ -127,16 +127,26 @@ def context_table(result: ContextResult) -> Table:
     return table
 
 
-def prompt_view(prepared: PreparedReview) -> RenderableType:
+def prompt_text(prepared: PreparedReview) -> str:
+    """The prompt exactly as the model would get it, as plain text under two headers.
+
+    Plain on purpose: panels crop lines at the terminal width, and a user checking what
+    the model sees must see all of it. The terminal wraps long lines; nothing is cut.
+    """
     counts = (
         f"prompt {prepared.prompt_tokens} tokens ({prepared.token_counter}): diff "
         f"{prepared.fitted.tokens}, context {prepared.context.tokens_used}/"
         f"{prepared.context.budget}, {len(prepared.context.context)} chunks"
     )
-    return Group(
-        Panel(Text(prepared.prompt.system), title="system"),
-        Panel(Text(prepared.prompt.user), title="user"),
-        Text(counts, style="bold"),
+    return "\n".join(
+        [
+            "===== system prompt =====",
+            prepared.prompt.system.rstrip("\n"),
+            "===== user prompt =====",
+            prepared.prompt.user.rstrip("\n"),
+            "=====",
+            counts,
+        ]
     )
 
 

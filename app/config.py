@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import platformdirs
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.errors import ConfigError
+
+if TYPE_CHECKING:
+    from app.indexing.archive import ArchiveLimits
 
 PLACEHOLDER_SECRETS = frozenset({"changethis", "changeme", "secret", "password", "xxx", "todo"})
 
@@ -88,6 +91,10 @@ class Settings(BaseSettings):
     summary_concurrency: int = Field(default=4, ge=1, le=32)
     embedding_batch_size: int = Field(default=128, ge=1, le=2048)
 
+    # archives (GitHub tarballs, git archive) are streamed, never unpacked; these cap one
+    archive_max_bytes: int = Field(default=4 * 1024**3, ge=1)  # total uncompressed
+    archive_max_members: int = Field(default=500_000, ge=1)
+
     # retrieval and review
     context_token_budget: int = Field(default=6000, ge=200)
     diff_token_budget: int = Field(default=12000, ge=500)
@@ -137,6 +144,12 @@ class Settings(BaseSettings):
             ):
                 raise ValueError(f"{name} is a placeholder value; set a real secret")
         return self
+
+    @property
+    def archive_limits(self) -> ArchiveLimits:
+        from app.indexing.archive import ArchiveLimits
+
+        return ArchiveLimits(self.archive_max_bytes, self.archive_max_members)
 
     @property
     def llm_configured(self) -> bool:

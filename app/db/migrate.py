@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import reviewbot_migrations
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine
 
-MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+#: The repository's top-level ``migrations/``, installed as the ``reviewbot_migrations``
+#: package (pyproject's ``package-dir``), so a wheel carries it too.
+MIGRATIONS_DIR = Path(reviewbot_migrations.__file__).parent
 
 
 def include_object(

@@ -7,6 +7,7 @@ from datetime import datetime
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     CheckConstraint,
     Computed,
     DateTime,
@@ -223,3 +224,17 @@ class IndexRun(Base):
     error: Mapped[str | None] = mapped_column(Text)
     started_at: Mapped[datetime] = _created()
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class JobError(Base):
+    """Why a job run failed: the message an operator sees in ``GET /reindex/{id}``."""
+
+    __tablename__ = "job_errors"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    job_id: Mapped[int] = mapped_column(BigInteger, index=True)
+    task: Mapped[str] = mapped_column(String(128))
+    attempt: Mapped[int] = mapped_column(Integer)
+    transient: Mapped[bool] = mapped_column(Boolean)
+    error: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = _created()

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import io
 import subprocess
-import tarfile
 from pathlib import Path
 
 from app.errors import ReviewbotError
@@ -19,8 +17,9 @@ class LocalRepo:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._commits: dict[str, str] = {}
 
-    def git(self, *args: str, binary: bool = False) -> bytes:
+    def git(self, *args: str) -> bytes:
         try:
             done = subprocess.run(
                 ["git", "-C", str(self.root), *args], capture_output=True, timeout=120, check=False
@@ -39,7 +38,14 @@ class LocalRepo:
         self.git("rev-parse", "--is-inside-work-tree")
 
     def resolve(self, rev: str) -> str:
-        return self.git("rev-parse", "--verify", f"{rev}^{{commit}}").decode().strip()
+        """The commit ``rev`` names; ``GitError`` naming ``rev`` when it names none."""
+        if rev not in self._commits:
+            try:
+                found = self.git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+            except GitError:
+                raise GitError(f"unknown revision {rev!r} in {self.root}") from None
+            self._commits[rev] = found.decode().strip()
+        return self._commits[rev]
 
     def default_base(self) -> str:
         """The merge-base of HEAD with the default branch (origin's HEAD, main or master)."""
@@ -62,14 +68,21 @@ class LocalRepo:
         return self.git(*args, *([head] if head else []))
 
     def read(self, rev: str | None, path: str) -> bytes | None:
-        """A file at ``rev`` (None: the working tree), or None when it does not exist there."""
+        """A file at ``rev`` (None: the working tree), or None when it does not exist there.
+
+        Raises ``GitError`` when ``rev`` names no commit (a mistyped ``--base`` is an
+        error, not a tree where every file is new), and for paths outside the tree.
+        """
         if rev is None:
-            full = self.root / path
+            full = (self.root / path).resolve()
+            if not full.is_relative_to(self.root.resolve()):
+                raise GitError(f"{path!r} is outside the repository {self.root}")
             return full.read_bytes() if full.is_file() else None
-        try:
-            return self.git("show", f"{rev}:{path}", binary=True)
-        except GitError:
+        commit = self.resolve(rev)
+        found = self.git("ls-tree", "-z", "--full-tree", commit, "--", path)
+        if not found.startswith((b"100", b"120")):  # a blob (file or link) at exactly this path
             return None
+        return self.git("cat-file", "blob", f"{commit}:{path}")
 
     def messages(self, base: str, head: str | None) -> tuple[str, str]:
         """A title and description for a local review, from the commits being reviewed."""
@@ -81,10 +94,3 @@ class LocalRepo:
             return "Uncommitted changes", ""
         title = commits[-1].splitlines()[0]  # the oldest commit names the change
         return title, "\n\n".join(reversed(commits))
-
-    def export(self, rev: str, target: Path) -> None:
-        """Write the tree of ``rev`` into ``target`` (files keep the commit's time)."""
-        data = self.git("archive", "--format=tar", rev, binary=True)
-        target.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-            tar.extractall(target, filter="data")

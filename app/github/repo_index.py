@@ -2,48 +2,44 @@
 
 from __future__ import annotations
 
-import io
 import logging
-import tarfile
-import tempfile
-from pathlib import Path
 
 from sqlalchemy import text
 
 from app.github.client import RepoApi
+from app.indexing.archive import TarballSource
 from app.indexing.embedder import select_embedder
-from app.indexing.indexer import Indexer, IndexReport
+from app.indexing.indexer import Indexer, IndexOptions, IndexReport
+from app.indexing.source_tree import CONFIG_FILE
 from app.indexing.store import repository_id
 from app.indexing.summarizer import select_summarizer
 from app.jobs.queue import Runtime
 from app.logs import kv
 
 log = logging.getLogger(__name__)
-
-
-def extract_tarball(data: bytes, target: Path) -> Path:
-    """Unpack GitHub's tarball into ``target``; return its single top-level folder."""
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
-        tar.extractall(target, filter="data")
-    roots = [p for p in target.iterdir() if p.is_dir()]
-    return roots[0] if len(roots) == 1 else target
+INDEX_LOCK_WAIT_SECONDS = 600.0
 
 
 def index_at(run: Runtime, api: RepoApi, repo: str, ref: str) -> IndexReport:
-    """Index ``repo`` as of ``ref`` from a private temporary tree, so concurrent jobs never
-    share one. Unchanged files cost a read and a hash; only changed content is chunked,
-    summarised and embedded."""
-    scratch = run.settings.data_dir / "trees"
-    scratch.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=scratch, prefix="github-") as tmp:
-        root = extract_tarball(api.tarball(ref), Path(tmp))
-        report = Indexer(
-            run.engine,
-            repo,
-            root,
-            embedder=select_embedder(run.settings),
-            summarizer=select_summarizer(run.settings),
-        ).run()
+    """Index ``repo`` as of ``ref`` from its tarball, streamed member by member (nothing is
+    unpacked to disk). Unchanged files cost a hash; only changed content is chunked,
+    summarised and embedded. ``.reviewbot.toml`` is read from the same ref."""
+    source = TarballSource(
+        f"{repo}@{ref}",
+        api.tarball(ref),
+        api.content(CONFIG_FILE, ref),
+        run.settings.archive_limits,
+    )
+    report = Indexer(
+        run.engine,
+        repo,
+        source,
+        embedder=select_embedder(run.settings),
+        summarizer=select_summarizer(run.settings),
+        # Another run of this repository (a review indexing it, the CLI) finishes first:
+        # waiting costs no attempt, unlike failing with IndexBusy and being retried.
+        options=IndexOptions(lock_wait_seconds=INDEX_LOCK_WAIT_SECONDS),
+    ).run()
     log.info(
         kv(
             "index.done",

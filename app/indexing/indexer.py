@@ -17,16 +17,16 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
-import subprocess
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Iterator, Sequence, Sized
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from sqlalchemy import Engine, text
+from sqlalchemy import Connection, Engine, text
+from sqlalchemy.exc import OperationalError
 
 from app.db.vector_index import rebuild_if_needed
 from app.errors import ConfigError, ReviewbotError
@@ -34,7 +34,7 @@ from app.indexing import store
 from app.indexing.chunks import Chunk
 from app.indexing.embedder import Embedder, EmbeddingError, EmbeddingUsage, embedding_text
 from app.indexing.files import chunk_file
-from app.indexing.source_tree import TreeFile, load_repo_config, walk_tree
+from app.indexing.source_tree import DirectorySource, FileSource, TreeFile
 from app.indexing.summarizer import (
     HEURISTIC,
     LLM,
@@ -78,6 +78,9 @@ class IndexOptions:
     estimate: bool = False  # plan only: no model calls, no writes
     limits: ChunkLimits = field(default_factory=ChunkLimits)
     batch_files: int = 200
+    #: How long to wait for another run of the same repository to finish before raising
+    #: ``IndexBusy`` (jobs wait; the CLI says so at once).
+    lock_wait_seconds: float = 0.0
 
 
 @dataclass
@@ -176,19 +179,23 @@ class Indexer:
         self,
         engine: Engine,
         repo: str,
-        root: Path,
+        source: FileSource | Path,
         *,
         embedder: Embedder,
         summarizer: LLMSummarizer | None = None,
         options: IndexOptions | None = None,
         progress: Progress | None = None,
     ) -> None:
-        self.engine, self.repo, self.root = engine, repo, root
+        self.engine, self.repo = engine, repo
+        self.source = DirectorySource(source) if isinstance(source, Path) else source
         self.embedder, self.summarizer = embedder, summarizer
         self.options = options or IndexOptions()
         self.progress = progress or NoProgress()
         self.report = IndexReport(
-            repo=repo, root=str(root), full=self.options.full, estimate=self.options.estimate
+            repo=repo,
+            root=self.source.label,
+            full=self.options.full,
+            estimate=self.options.estimate,
         )
         self.report.summary_model = summarizer.model if summarizer else HEURISTIC
         self.report.embedding_model = embedder.model
@@ -198,10 +205,27 @@ class Indexer:
     # -- the run -----------------------------------------------------------------------
 
     def run(self) -> IndexReport:
-        if not self.root.is_dir():
-            raise ConfigError(f"{self.root} is not a directory")
+        """Index the source. A run that fails part-way (an archive over its limits, a
+        broken stream) is recorded as failed and raises: the files it already wrote are
+        correct for the tree, nothing is deleted, and the commit is not marked indexed."""
+        if isinstance(self.source, DirectorySource) and not self.source.root.is_dir():
+            raise ConfigError(f"{self.source.root} is not a directory")
         started = time.perf_counter()
-        config = load_repo_config(self.root)
+        try:
+            self._run_locked()
+        except ReviewbotError as exc:
+            if self._repo_id is not None and not self.options.estimate:
+                self.report.errors.append(str(exc))
+                self.report.wall_seconds = time.perf_counter() - started
+                self._record_run()
+            raise
+        self.report.wall_seconds = time.perf_counter() - started
+        if not self.options.estimate:
+            self._record_run()
+        return self.report
+
+    def _run_locked(self) -> None:
+        config = self.source.config()
         with self._repository_lock():
             with self.engine.begin() as conn:
                 self._repo_id = (
@@ -214,21 +238,21 @@ class Indexer:
                     text("SELECT coalesce(max(id), 0) FROM code_chunks")
                 ).scalar_one()
             with self._timed("walk"):
-                tree = list(walk_tree(self.root, config))
-            self._index_files(tree, known, config.max_file_bytes)
+                tree = self.source.files(config)
+            if isinstance(tree, Iterator):
+                with closing(tree):  # type: ignore[type-var]
+                    self._index_files(tree, known, config.max_file_bytes)
+            else:
+                self._index_files(tree, known, config.max_file_bytes)
             self._upgrade_stale(int(last_id_before))
             if not self.options.estimate:
                 self._finish()
-        self.report.wall_seconds = time.perf_counter() - started
-        if not self.options.estimate:
-            self._record_run()
-        return self.report
 
     def _index_files(
-        self, tree: list[TreeFile], known: dict[str, store.KnownFile], max_bytes: int
+        self, tree: Iterable[TreeFile], known: dict[str, store.KnownFile], max_bytes: int
     ) -> None:
         report = self.report
-        self.progress.start("files", len(tree))
+        self.progress.start("files", len(tree) if isinstance(tree, Sized) else None)
         seen: set[str] = set()
         batch: list[_FileWork] = []
         gone: list[str] = []
@@ -237,6 +261,11 @@ class Indexer:
             seen.add(tree_file.path)
             report.files_seen += 1
             self.progress.advance("files")
+            if tree_file.skipped is not None:
+                report.files_skipped[tree_file.skipped.split(" (")[0]] += 1
+                if tree_file.path in known:
+                    gone.append(tree_file.path)
+                continue
             previous = known.get(tree_file.path)
             if (
                 not self.options.full
@@ -247,7 +276,7 @@ class Indexer:
                 report.files_unchanged += 1
                 continue
             with self._timed("read_hash"):
-                data = tree_file.absolute.read_bytes()
+                data = tree_file.read()
                 digest = hashlib.sha256(data).hexdigest()
             if not self.options.full and previous is not None and previous.content_hash == digest:
                 report.files_unchanged += 1
@@ -514,7 +543,7 @@ class Indexer:
         repo_id = self._require_repo()
         with self._timed("db_write"), self.engine.begin() as conn:
             self.report.ivfflat_lists = rebuild_if_needed(conn)
-            self.report.commit = git_head(self.root)
+            self.report.commit = self.source.commit()
             conn.execute(
                 text(
                     "UPDATE repositories SET last_indexed_commit = :c, updated_at = now()"
@@ -563,10 +592,7 @@ class Indexer:
     def _repository_lock(self) -> Iterator[None]:
         with self.engine.connect() as conn:
             key = f"reviewbot:index:{self.repo}"
-            got = conn.execute(
-                text("SELECT pg_try_advisory_lock(hashtext(:k))"), {"k": key}
-            ).scalar()
-            conn.commit()
+            got = _advisory_lock(conn, key, self.options.lock_wait_seconds)
             if not got:
                 raise IndexBusy(
                     f"another indexing run for {self.repo} is in progress; try again later"
@@ -611,26 +637,35 @@ def match_chunks(
     return inserts, moves, deletes
 
 
+def _advisory_lock(conn: Connection, key: str, wait_seconds: float) -> bool:
+    """Take the session advisory lock ``key``, waiting up to ``wait_seconds``."""
+    if wait_seconds <= 0:
+        got = conn.execute(text("SELECT pg_try_advisory_lock(hashtext(:k))"), {"k": key}).scalar()
+        conn.commit()
+        return bool(got)
+    try:
+        conn.execute(
+            text("SELECT set_config('lock_timeout', :t, false)"),
+            {"t": f"{int(wait_seconds * 1000)}ms"},
+        )
+        conn.execute(text("SELECT pg_advisory_lock(hashtext(:k))"), {"k": key})
+        return True
+    except OperationalError as exc:
+        if getattr(exc.orig, "sqlstate", None) != "55P03":  # lock_not_available
+            raise
+        conn.rollback()
+        return False
+    finally:
+        if conn.in_transaction():
+            conn.commit()
+        conn.execute(text("SELECT set_config('lock_timeout', '0', false)"))
+        conn.commit()
+
+
 def _summary_stale(row: store.StaleChunk, summary_model: str | None) -> bool:
     if summary_model is None:
         return row.summarizer is None
     return row.summarizer != LLM or row.summary_model != summary_model
-
-
-def git_head(root: Path) -> str | None:
-    """The commit checked out at ``root``, when it is a git work tree."""
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    sha = done.stdout.strip()
-    return sha if done.returncode == 0 and len(sha) in (40, 64) else None
 
 
 def _json(value: object) -> str:

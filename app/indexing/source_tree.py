@@ -1,5 +1,9 @@
 """Which files of a source tree are indexed: .gitignore, .reviewbot.toml, size limits.
 
+A tree reaches the indexer as a ``FileSource``: a directory on disk (``DirectorySource``)
+or a tar stream (``app.indexing.archive``). Either yields ``TreeFile`` entries whose
+bytes are read on demand, so a streamed archive is never written to disk.
+
 ``.reviewbot.toml`` (optional, at the tree's root)::
 
     [index]
@@ -12,10 +16,12 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import pathspec
 
@@ -95,14 +101,89 @@ def load_repo_config(root: Path) -> RepoConfig:
     return parse_repo_config(path.read_text(encoding="utf-8"), str(path))
 
 
+def repo_config_from(data: bytes | None, source: str) -> RepoConfig:
+    """``.reviewbot.toml`` from its bytes (None: the file does not exist)."""
+    if data is None:
+        return RepoConfig()
+    return parse_repo_config(data.decode("utf-8", errors="replace"), source)
+
+
 @dataclass(frozen=True)
 class TreeFile:
-    """A file found in the tree: its POSIX path relative to the root, size and mtime."""
+    """A file found in the tree: its POSIX path relative to the root, size and mtime.
+
+    ``read`` returns its bytes; for a streamed archive it is valid only until the next
+    entry is taken. ``skipped`` names why an entry is not a file to index (a link, a
+    device, an unsafe path, too large to read): such entries have nothing to read.
+    """
 
     path: str
-    absolute: Path
     size: int
     mtime_ns: int
+    read: Callable[[], bytes] = field(compare=False, repr=False)
+    skipped: str | None = None
+
+
+class FileSource(Protocol):
+    """Where an index run reads a tree from."""
+
+    @property
+    def label(self) -> str:
+        """What the report calls the tree (a folder, ``repo@sha``)."""
+        ...
+
+    def config(self) -> RepoConfig:
+        """The tree's ``.reviewbot.toml``, or the defaults."""
+        ...
+
+    def files(self, config: RepoConfig) -> Iterable[TreeFile]:
+        """The tree's files; an iterator is closed by the caller when it stops early."""
+        ...
+
+    def commit(self) -> str | None:
+        """The commit the tree is at, when known (after ``files`` was consumed)."""
+        ...
+
+
+@dataclass(frozen=True)
+class DirectorySource:
+    """A folder on disk (the CLI's ``reviewbot index DIR``)."""
+
+    root: Path
+
+    @property
+    def label(self) -> str:
+        return str(self.root)
+
+    def config(self) -> RepoConfig:
+        return load_repo_config(self.root)
+
+    def files(self, config: RepoConfig) -> list[TreeFile]:
+        return list(walk_tree(self.root, config))
+
+    def commit(self) -> str | None:
+        return git_head(self.root)
+
+
+def git_head(root: Path) -> str | None:
+    """The commit checked out at ``root``, when it is a git work tree."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    sha = done.stdout.strip()
+    return sha if done.returncode == 0 and len(sha) in (40, 64) else None
+
+
+def pruned(parts: tuple[str, ...]) -> bool:
+    """True for paths inside VCS, cache or vendored folders (never indexed)."""
+    return any(p in ALWAYS_PRUNED or p in VENDORED_DIRS for p in parts)
 
 
 def walk_tree(root: Path, config: RepoConfig) -> Iterator[TreeFile]:
@@ -135,7 +216,7 @@ def walk_tree(root: Path, config: RepoConfig) -> Iterator[TreeFile]:
             if full.is_symlink() or _ignored(ignores, rel) or not config.wants(rel):
                 continue
             stat = full.stat()
-            yield TreeFile(rel, full, stat.st_size, stat.st_mtime_ns)
+            yield TreeFile(rel, stat.st_size, stat.st_mtime_ns, full.read_bytes)
 
 
 def _ignored(ignores: list[tuple[str, pathspec.PathSpec]], rel: str) -> bool:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,8 +11,10 @@ from sqlalchemy import Engine
 from app.config import Settings
 from app.diff.local_git import LocalRepo
 from app.diff.parse import parse_diff
+from app.indexing.archive import GitArchiveSource
 from app.indexing.embedder import Embedder
 from app.indexing.indexer import Indexer, IndexReport, Progress
+from app.indexing.source_tree import CONFIG_FILE
 from app.indexing.summarizer import LLMSummarizer
 from app.review.pipeline import PreparedReview, prepare_review
 
@@ -27,21 +27,6 @@ class LocalReview:
     index: IndexReport
     prepared: PreparedReview
     git: LocalRepo
-
-
-def base_tree_dir(settings: Settings, repo: str) -> Path:
-    return settings.data_dir / "trees" / re.sub(r"[^A-Za-z0-9_.-]+", "_", repo)
-
-
-def export_base(repo: LocalRepo, base: str, target: Path) -> None:
-    """Materialise ``base`` in ``target``, reusing it when it already holds that commit."""
-    marker = target.parent / f"{target.name}.commit"
-    if target.is_dir() and marker.is_file() and marker.read_text().strip() == base:
-        return
-    if target.exists():
-        shutil.rmtree(target)
-    repo.export(base, target)
-    marker.write_text(base)
 
 
 def review_local(
@@ -57,17 +42,18 @@ def review_local(
     llm: openai.OpenAI | None = None,
     progress: Progress | None = None,
 ) -> LocalReview:
-    """Index ``path`` at ``base`` (incrementally), then prepare the review of base..head."""
+    """Index ``path`` at ``base`` (incrementally, streamed from ``git archive``: nothing is
+    unpacked), then prepare the review of base..head."""
     repo = LocalRepo(path.resolve())
     repo.check()
     name = name or repo.root.name
     base_sha = repo.resolve(base) if base else repo.default_base()
     head_sha = repo.resolve(head) if head else None
-    tree = base_tree_dir(settings, name)
-    tree.parent.mkdir(parents=True, exist_ok=True)
-    export_base(repo, base_sha, tree)
+    source = GitArchiveSource(
+        str(repo.root), base_sha, repo.read(base_sha, CONFIG_FILE), settings.archive_limits
+    )
     report = Indexer(
-        engine, name, tree, embedder=embedder, summarizer=summarizer, progress=progress
+        engine, name, source, embedder=embedder, summarizer=summarizer, progress=progress
     ).run()
     diffs = parse_diff(repo.diff(base_sha, head_sha))
     title, body = repo.messages(base_sha, head_sha)

@@ -1,0 +1,211 @@
+"""Trees read from tar streams, member by member, with nothing written to disk.
+
+``git archive`` output (local reviews) and GitHub's tarballs (the App) both reach the
+indexer through ``archive_files``. Only regular files are offered; links, devices and
+names that would leave the tree (absolute, ``..``) are reported as skipped. Every
+archive is bounded: a member larger than the index's ``max_file_bytes`` is skipped
+without being read, and going over the total uncompressed size or the member count
+raises ``ArchiveTooLarge`` before any more is decompressed.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import subprocess
+import tarfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO
+
+from app.errors import ReviewbotError
+from app.indexing.source_tree import RepoConfig, TreeFile, pruned, repo_config_from
+
+GIB = 1024**3
+
+
+class ArchiveError(ReviewbotError):
+    """The archive cannot be read."""
+
+
+class ArchiveTooLarge(ArchiveError):
+    """The archive is over a size or member-count limit."""
+
+
+@dataclass(frozen=True)
+class ArchiveLimits:
+    """Caps on one archive (settings ``archive_max_bytes`` and ``archive_max_members``)."""
+
+    max_total_bytes: int = 4 * GIB
+    max_members: int = 500_000
+
+
+@dataclass
+class ArchiveStats:
+    """What one pass over an archive saw; ``commit`` comes from git's pax header."""
+
+    members: int = 0
+    total_bytes: int = 0
+    commit: str | None = None
+
+
+def member_path(name: str, strip_top: bool) -> str | None:
+    """The tree-relative POSIX path of a member name, or None when it is unsafe
+    (absolute, or with a ``..`` part) or names the archive's top folder itself."""
+    if name.startswith("/") or "\\" in name:
+        return None
+    parts = [p for p in name.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        return None
+    if strip_top:
+        parts = parts[1:]
+    return posixpath.join(*parts) if parts else None
+
+
+def _kind(member: tarfile.TarInfo) -> str | None:
+    if member.isreg():
+        return None
+    if member.issym() or member.islnk():
+        return "link"
+    return "special file"
+
+
+def archive_files(
+    stream: IO[bytes],
+    config: RepoConfig,
+    limits: ArchiveLimits,
+    *,
+    strip_top: bool = False,
+    stats: ArchiveStats | None = None,
+) -> Iterator[TreeFile]:
+    """The files of the tar (optionally compressed) read from ``stream``, in order.
+
+    Raises ``ArchiveTooLarge`` past a limit and ``ArchiveError`` for a broken archive.
+    """
+    stats = stats if stats is not None else ArchiveStats()
+    try:
+        with tarfile.open(fileobj=stream, mode="r|*") as tar:
+            for member in tar:
+                if stats.commit is None:
+                    stats.commit = _commit(tar)
+                if member.isdir():
+                    continue
+                _count(stats, member, limits)
+                entry = _entry(tar, member, config, strip_top)
+                if entry is not None:
+                    yield entry
+    except (tarfile.TarError, EOFError, OSError) as exc:
+        raise ArchiveError(f"the archive cannot be read: {type(exc).__name__}: {exc}") from None
+
+
+def _count(stats: ArchiveStats, member: tarfile.TarInfo, limits: ArchiveLimits) -> None:
+    stats.members += 1
+    stats.total_bytes += max(member.size, 0)
+    if stats.members > limits.max_members:
+        raise ArchiveTooLarge(
+            f"the archive has more than {limits.max_members} members "
+            "(REVIEWBOT_ARCHIVE_MAX_MEMBERS); nothing more was read"
+        )
+    if stats.total_bytes > limits.max_total_bytes:
+        raise ArchiveTooLarge(
+            f"the archive expands to more than {limits.max_total_bytes} bytes "
+            "(REVIEWBOT_ARCHIVE_MAX_BYTES); nothing more was read"
+        )
+
+
+def _entry(
+    tar: tarfile.TarFile, member: tarfile.TarInfo, config: RepoConfig, strip_top: bool
+) -> TreeFile | None:
+    path = member_path(member.name, strip_top)
+    mtime_ns = int(member.mtime) * 1_000_000_000
+
+    def unread() -> bytes:
+        return b""
+
+    if path is None:
+        return TreeFile(member.name, 0, mtime_ns, unread, skipped="unsafe path")
+    if pruned(tuple(path.split("/")[:-1])) or not config.wants(path):
+        return None
+    kind = _kind(member)
+    if kind is not None:
+        return TreeFile(path, 0, mtime_ns, unread, skipped=kind)
+    if member.size > config.max_file_bytes:
+        reason = f"too large ({member.size} bytes > {config.max_file_bytes})"
+        return TreeFile(path, member.size, mtime_ns, unread, skipped=reason)
+
+    def read() -> bytes:
+        handle = tar.extractfile(member)
+        return handle.read() if handle is not None else b""
+
+    return TreeFile(path, member.size, mtime_ns, read)
+
+
+def _commit(tar: tarfile.TarFile) -> str | None:
+    """git archive and GitHub put the commit id in the pax global header's comment."""
+    comment = (tar.pax_headers or {}).get("comment", "")
+    return comment if len(comment) in (40, 64) and comment.isalnum() else None
+
+
+@dataclass
+class GitArchiveSource:
+    """A commit of a local git repository, streamed from ``git archive``."""
+
+    git_dir: str
+    rev: str
+    config_bytes: bytes | None
+    limits: ArchiveLimits
+
+    @property
+    def label(self) -> str:
+        return f"{self.git_dir}@{self.rev[:12]}"
+
+    def config(self) -> RepoConfig:
+        return repo_config_from(self.config_bytes, f"{self.rev[:12]}:.reviewbot.toml")
+
+    def files(self, config: RepoConfig) -> Iterator[TreeFile]:
+        command = ["git", "-C", self.git_dir, "archive", "--format=tar", self.rev]
+        with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+            assert proc.stdout is not None and proc.stderr is not None
+            try:
+                yield from archive_files(proc.stdout, config, self.limits)
+            except ArchiveError:
+                if proc.wait() != 0:
+                    said = proc.stderr.read().decode("utf-8", "replace").strip().splitlines()
+                    raise ArchiveError(
+                        f"git archive {self.rev} failed: {said[-1] if said else proc.returncode}"
+                    ) from None
+                raise
+            finally:
+                proc.kill()
+                proc.stdout.close()
+                proc.stderr.close()
+
+    def commit(self) -> str:
+        return self.rev
+
+
+@dataclass
+class TarballSource:
+    """A compressed tarball held in memory (GitHub's), whose top folder is stripped."""
+
+    name: str
+    data: bytes
+    config_bytes: bytes | None
+    limits: ArchiveLimits
+    stats: ArchiveStats | None = None
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+    def config(self) -> RepoConfig:
+        return repo_config_from(self.config_bytes, f"{self.name}:.reviewbot.toml")
+
+    def files(self, config: RepoConfig) -> Iterator[TreeFile]:
+        self.stats = ArchiveStats()
+        yield from archive_files(
+            io.BytesIO(self.data), config, self.limits, strip_top=True, stats=self.stats
+        )
+
+    def commit(self) -> str | None:
+        return self.stats.commit if self.stats else None

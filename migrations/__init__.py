@@ -1,0 +1,1 @@
+"""reviewbot's Alembic migrations, installed as the ``reviewbot_migrations`` package."""

@@ -1,0 +1,197 @@
+"""Archives are read member by member and never unpacked: hostile ones are contained."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import tarfile
+import tracemalloc
+from collections.abc import Iterator
+
+import pytest
+
+from app.indexing.archive import (
+    ArchiveError,
+    ArchiveLimits,
+    ArchiveStats,
+    ArchiveTooLarge,
+    TarballSource,
+    archive_files,
+    member_path,
+)
+from app.indexing.source_tree import RepoConfig, parse_repo_config
+
+MIB = 1024 * 1024
+
+
+def tar_bytes(
+    entries: list[tarfile.TarInfo | tuple[str, bytes]], fmt: int = tarfile.PAX_FORMAT
+) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=fmt) as tar:
+        for entry in entries:
+            if isinstance(entry, tarfile.TarInfo):
+                tar.addfile(entry)
+            else:
+                name, data = entry
+                info = tarfile.TarInfo(name)
+                info.size, info.mtime = len(data), 1_700_000_000
+                tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def special(name: str, kind: bytes, target: str = "") -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = kind, target
+    return info
+
+
+def files_of(
+    data: bytes, config: RepoConfig | None = None, **limits: int
+) -> list[tuple[str, str | None, bytes]]:
+    found = archive_files(
+        io.BytesIO(data), config or RepoConfig(), ArchiveLimits(**limits), strip_top=False
+    )
+    return [(f.path, f.skipped, f.read()) for f in found]
+
+
+def test_regular_files_are_read_in_order_with_their_bytes() -> None:
+    data = tar_bytes([("a.py", b"def a():\n    return 1\n"), ("pkg/b.go", b"package pkg\n")])
+    assert files_of(data) == [
+        ("a.py", None, b"def a():\n    return 1\n"),
+        ("pkg/b.go", None, b"package pkg\n"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("../../etc/passwd", None),
+        ("/etc/passwd", None),
+        ("a/../../b.py", None),
+        ("a\\..\\b.py", None),
+        ("./src/./x.py", "src/x.py"),
+        ("src//x.py", "src/x.py"),
+    ],
+)
+def test_member_names_are_normalised_or_refused(name: str, expected: str | None) -> None:
+    assert member_path(name, strip_top=False) == expected
+
+
+def test_top_folder_is_stripped_for_github_tarballs() -> None:
+    assert member_path("acme-shop-1a2b3c/shop/x.py", strip_top=True) == "shop/x.py"
+    assert member_path("acme-shop-1a2b3c/", strip_top=True) is None
+
+
+def test_traversal_links_and_devices_are_skipped_and_counted_never_followed() -> None:
+    data = tar_bytes(
+        [
+            ("../escape.py", b"import os\n"),
+            ("/abs.py", b"import os\n"),
+            special("link.py", tarfile.SYMTYPE, "/etc/passwd"),
+            special("hard.py", tarfile.LNKTYPE, "../../etc/shadow"),
+            special("dev/null.py", tarfile.CHRTYPE),
+            special("fifo.py", tarfile.FIFOTYPE),
+            ("ok.py", b"x = 1\n"),
+        ]
+    )
+    got = files_of(data)
+    assert [(skipped, body) for _, skipped, body in got] == [
+        ("unsafe path", b""),
+        ("unsafe path", b""),
+        ("link", b""),
+        ("link", b""),
+        ("special file", b""),
+        ("special file", b""),
+        (None, b"x = 1\n"),
+    ]
+
+
+def test_member_over_max_file_bytes_is_skipped_without_reading() -> None:
+    config = parse_repo_config("[index]\nmax_file_bytes = 100\n")
+    data = tar_bytes([("big.py", b"x" * 5000), ("small.py", b"y = 2\n")])
+    assert files_of(data, config) == [
+        ("big.py", "too large (5000 bytes > 100)", b""),
+        ("small.py", None, b"y = 2\n"),
+    ]
+
+
+def test_config_filters_and_pruned_folders_apply() -> None:
+    config = parse_repo_config('[index]\nexclude = ["docs/**"]\n')
+    data = tar_bytes(
+        [
+            ("docs/a.py", b"a\n"),
+            ("node_modules/x/i.js", b"x\n"),
+            (".git/config", b"c\n"),
+            ("s.py", b"s\n"),
+        ]
+    )
+    assert [path for path, _, _ in files_of(data, config)] == ["s.py"]
+
+
+def bomb_stream(members: int, member_bytes: int) -> Iterator[bytes]:
+    """A gzip file of a tar whose members are all zeros: each MiB of zeros compresses to
+    about 1 KiB (concatenated gzip members make one valid gzip file)."""
+    zero_mib = gzip.compress(b"\0" * MIB, compresslevel=9)
+    for i in range(members):
+        info = tarfile.TarInfo(f"zeros/{i}.py")
+        info.size = member_bytes
+        yield gzip.compress(info.tobuf(format=tarfile.PAX_FORMAT))
+        for _ in range(member_bytes // MIB):
+            yield zero_mib
+    yield gzip.compress(b"\0" * 1024)  # end-of-archive blocks
+
+
+def test_gzip_bomb_stops_at_the_total_cap_with_bounded_memory() -> None:
+    archive = b"".join(bomb_stream(members=64, member_bytes=64 * MIB))  # 4 GiB of zeros
+    assert len(archive) < 8 * MIB  # a small archive...
+    stats = ArchiveStats()
+    tracemalloc.start()
+    try:
+        with pytest.raises(ArchiveTooLarge, match="expands to more than"):
+            for _ in archive_files(
+                gzip.GzipFile(fileobj=io.BytesIO(archive)),
+                RepoConfig(),
+                ArchiveLimits(max_total_bytes=512 * MIB),
+                stats=stats,
+            ):
+                pass
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert stats.total_bytes > 512 * MIB and stats.members == 9  # ...refused at the 9th header
+    print(f"gzip bomb: {len(archive)} bytes in, peak traced memory {peak / MIB:.1f} MiB")
+    assert peak < 16 * MIB
+
+
+def test_many_tiny_files_stop_at_the_member_cap() -> None:
+    data = tar_bytes([(f"f{i}.py", b"x\n") for i in range(50)])
+    with pytest.raises(ArchiveTooLarge, match="more than 20 members"):
+        files_of(data, max_members=20)
+
+
+def test_truncated_archive_is_an_archive_error() -> None:
+    data = gzip.compress(tar_bytes([("a.py", b"a = 1\n" * 1000)]))
+    with pytest.raises(ArchiveError, match="cannot be read"):
+        files_of(data[: len(data) // 2])
+
+
+def test_tarball_source_reports_git_commit_and_config() -> None:
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    buffer = io.BytesIO()
+    with tarfile.open(
+        fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT, pax_headers={"comment": commit}
+    ) as tar:
+        for name, body in [("acme-shop-0123456/", b""), ("acme-shop-0123456/a.py", b"a = 1\n")]:
+            info = tarfile.TarInfo(name)
+            if name.endswith("/"):
+                info.type = tarfile.DIRTYPE
+            info.size = len(body)
+            tar.addfile(info, io.BytesIO(body))
+    source = TarballSource(
+        "acme/shop@main", buffer.getvalue(), b'[index]\nexclude = ["x/**"]\n', ArchiveLimits()
+    )
+    config = source.config()
+    assert config.exclude == ("x/**",)
+    assert [f.path for f in source.files(config)] == ["a.py"]
+    assert source.commit() == commit
