@@ -20,6 +20,8 @@ from app.github.events import (
     EventContext,
     Job,
     WebhookRejected,
+    check_headers,
+    check_payload,
     check_signature,
 )
 from app.github.events import (
@@ -47,12 +49,17 @@ async def github_webhook(
             body,
             request.headers.get("x-hub-signature-256"),
         )
-        if not delivery or not event:
-            raise WebhookRejected(400, "missing X-GitHub-Delivery or X-GitHub-Event")
+        check_headers(event, delivery)
         payload = _parse(body)
+        check_payload(payload)
     except WebhookRejected as exc:
         log.warning(
-            kv("webhook.rejected", delivery_id=delivery or "-", status=exc.status, reason=str(exc))
+            kv(
+                "webhook.rejected",
+                delivery_id=delivery[:64] or "-",
+                status=exc.status,
+                reason=str(exc),
+            )
         )
         return JSONResponse({"detail": str(exc)}, status_code=exc.status)
     context = EventContext(event, payload.get("action"), payload, settings.review_drafts)
@@ -93,6 +100,8 @@ def _parse(body: bytes) -> dict[str, Any]:
         payload = json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise WebhookRejected(400, "payload is not valid JSON") from None
+    except RecursionError:
+        raise WebhookRejected(400, "payload is nested too deeply") from None
     if not isinstance(payload, dict):
         raise WebhookRejected(400, "payload is not a JSON object")
     return payload

@@ -7,6 +7,7 @@ and are still acknowledged with 2xx, as GitHub expects.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +18,11 @@ from app.errors import ReviewbotError
 
 #: GitHub caps webhook payloads at 25 MB.
 MAX_WEBHOOK_BYTES = 25 * 1024 * 1024
+#: Delivery ids are UUIDs; event and action names are short snake_case words.
+DELIVERY_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+EVENT_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+MAX_ID = 2**63 - 1  # ids are stored as bigint
+MAX_NAME = 255  # owner/name, branch names
 COMMANDS = {"/review": "review", "/reindex": "reindex"}
 
 
@@ -34,6 +40,72 @@ def check_signature(secret: str, body: bytes, header: str | None) -> None:
         raise WebhookRejected(401, "missing or malformed X-Hub-Signature-256")
     if not webhooks.verify(secret, body, header):
         raise WebhookRejected(401, "signature does not match the payload")
+
+
+def check_headers(event: str, delivery: str) -> None:
+    """``X-GitHub-Event`` and ``X-GitHub-Delivery`` are present and well-formed; 400 if not."""
+    if not delivery or not event:
+        raise WebhookRejected(400, "missing X-GitHub-Delivery or X-GitHub-Event")
+    if not DELIVERY_ID.fullmatch(delivery):
+        raise WebhookRejected(400, "X-GitHub-Delivery is not a delivery id")
+    if not EVENT_NAME.fullmatch(event):
+        raise WebhookRejected(400, "X-GitHub-Event is not an event name")
+
+
+def _bad(field_name: str, expected: str) -> WebhookRejected:
+    return WebhookRejected(400, f"payload field {field_name} must be {expected}")
+
+
+def _object(payload: dict[str, Any], key: str, where: str = "") -> dict[str, Any]:
+    value = payload.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _bad(where + key, "an object")
+    return value
+
+
+def _id(value: object, field_name: str) -> None:
+    if value is not None and not (
+        isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_ID
+    ):
+        raise _bad(field_name, "a positive integer below 2^63")
+
+
+def _text(value: object, field_name: str, limit: int = MAX_NAME) -> None:
+    if value is not None and not (isinstance(value, str) and len(value) <= limit):
+        raise _bad(field_name, f"a string of at most {limit} characters")
+
+
+def _repositories(value: object, field_name: str) -> None:
+    if value is None:
+        return
+    if not isinstance(value, list) or not all(isinstance(r, dict) for r in value):
+        raise _bad(field_name, "a list of objects")
+    for repo in value:
+        _text(repo.get("full_name"), f"{field_name}[].full_name")
+
+
+def check_payload(payload: dict[str, Any]) -> None:
+    """The fields the router and the delivery record read have the types, ranges and
+    lengths GitHub sends; anything else is refused with 400 before it is recorded."""
+    _text(payload.get("action"), "action", 64)
+    _text(payload.get("ref"), "ref", 1024)
+    installation = _object(payload, "installation")
+    _id(installation.get("id"), "installation.id")
+    repository = _object(payload, "repository")
+    _text(repository.get("full_name"), "repository.full_name")
+    _text(repository.get("default_branch"), "repository.default_branch")
+    for key in ("pull_request", "issue"):
+        item = _object(payload, key)
+        _id(item.get("number"), f"{key}.number")
+        _text(item.get("state"), f"{key}.state", 32)
+    comment = _object(payload, "comment")
+    _id(comment.get("id"), "comment.id")
+    _text(comment.get("body"), "comment.body", 65536)
+    _text(_object(comment, "user", "comment.").get("login"), "comment.user.login")
+    for key in ("repositories", "repositories_added", "repositories_removed"):
+        _repositories(payload.get(key), key)
 
 
 @dataclass(frozen=True)
@@ -185,6 +257,7 @@ def on_comment(ctx: EventContext) -> list[Job]:
     if (
         command is None
         or not issue.get("pull_request")
+        or not isinstance(issue.get("number"), int)
         or ctx.repo is None
         or ctx.installation_id is None
     ):

@@ -3,11 +3,22 @@
 Workers receive a ``Runtime`` (settings and engine) through procrastinate's
 ``additional_context``, so tasks read no globals. Tasks are thin: they call the modules
 that do the work.
+
+Liveness rules (the README's job table):
+
+- Putting a job back in the queue (a retry, or recovery after its worker died) never
+  fails on the job's queueing lock: a conflict means a newer job for the same work is
+  waiting (a newer head of the PR, a newer push), so the older job is *superseded*: it
+  ends ``cancelled`` and the newer one does the work.
+- ``work`` supervises procrastinate's worker: whatever stops it (a database outage kills
+  its listener) it is started again with backoff, until the task is cancelled.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -15,16 +26,29 @@ from functools import cached_property
 from typing import Any
 
 import procrastinate
-from procrastinate import JobContext, RetryStrategy
+from procrastinate import JobContext
+from procrastinate.exceptions import UniqueViolation
+from procrastinate.jobs import Job
+from procrastinate.manager import JobManager
 from sqlalchemy import Engine
 from sqlalchemy.engine import URL
 
 from app.config import Settings
 from app.github.client import GitHubApp
+from app.jobs.retry import RetryByErrorKind
 from app.logs import kv
 
-#: 6 attempts over about 2 minutes: 2, 4, 8, 16, 32 s between them.
-RETRY = RetryStrategy(max_attempts=6, exponential_wait=2)
+#: At most 6 runs over about a minute (2, 4, 8, 16, 32 s between them), for transient
+#: failures only; a permanent one fails at once.
+RETRY = RetryByErrorKind(max_attempts=6, base_seconds=2)
+QUEUEING_LOCK_INDEX = "procrastinate_jobs_queueing_lock_idx_v1"
+SUPERSEDE = (
+    "UPDATE procrastinate_jobs SET status = 'cancelled', attempts = attempts + 1"
+    " WHERE id = %(job_id)s AND status IN ('doing', 'failed')"
+)
+#: A supervised worker that ran this long is healthy again: its backoff starts over.
+HEALTHY_RUN_SECONDS = 60.0
+MAX_RESTART_DELAY = 30.0
 
 
 @dataclass(frozen=True)
@@ -40,7 +64,39 @@ class Runtime:
 
 
 log = logging.getLogger(__name__)
+
+
+class SupersedingJobManager(JobManager):
+    """procrastinate's job manager, except that a job put back in the queue while a newer
+    job holds its queueing lock is superseded (``cancelled``) instead of raising."""
+
+    async def retry_job(
+        self,
+        job: Job,
+        retry_at: Any = None,
+        priority: int | None = None,
+        queue: str | None = None,
+        lock: str | None = None,
+    ) -> None:
+        try:
+            await super().retry_job(job, retry_at, priority, queue, lock)
+        except UniqueViolation as exc:
+            if exc.constraint_name != QUEUEING_LOCK_INDEX:
+                raise
+            await self.connector.execute_query_async(SUPERSEDE, job_id=job.id)
+            log.warning(
+                kv(
+                    "job.superseded",
+                    job_id=job.id,
+                    task=job.task_name,
+                    queueing_lock=job.queueing_lock,
+                )
+            )
+
+
 queue = procrastinate.App(connector=procrastinate.PsycopgConnector())
+# Before any task is registered: tasks keep a reference to the app's job manager.
+queue.job_manager = SupersedingJobManager(queue.connector)
 
 
 def conninfo(url: URL) -> str:
@@ -78,20 +134,45 @@ def worker_options(run: Runtime, concurrency: int = 2) -> dict[str, Any]:
 
 
 async def recover_stalled_jobs(app: procrastinate.App, seconds_since_heartbeat: float) -> int:
-    """Put back in the queue the jobs of workers that stopped sending heartbeats (crashed)."""
+    """Put back in the queue the jobs of workers that stopped sending heartbeats (crashed).
+
+    One job that cannot be put back is logged and skipped; it never stops the others.
+    """
     stalled = list(
         await app.job_manager.get_stalled_jobs(seconds_since_heartbeat=seconds_since_heartbeat)
     )
+    recovered = 0
     for job in stalled:
-        await app.job_manager.retry_job(job)
-    return len(stalled)
+        try:
+            await app.job_manager.retry_job(job)
+            recovered += 1
+        except Exception as exc:
+            log.error(kv("worker.recover_failed", job_id=job.id, error=type(exc).__name__))
+    return recovered
 
 
-async def work(app: procrastinate.App, run: Runtime, *, signals: bool = False) -> None:
-    """Recover crashed workers' jobs, then process jobs until cancelled (the app is open)."""
-    recovered = await recover_stalled_jobs(app, run.settings.stalled_worker_seconds)
-    if recovered:
-        log.warning(kv("worker.recovered_stalled_jobs", count=recovered))
+async def work(app: procrastinate.App, run: Runtime) -> None:
+    """Process jobs until cancelled (the app is open), supervising procrastinate's worker.
+
+    Each (re)start first recovers crashed workers' jobs. Whatever stops the worker (a
+    database outage ends its listener; an error escapes) it is started again after a
+    backoff of 1, 2, 4 ... 30 s, reset after a healthy run. Only cancellation ends it.
+    """
+    delay = 1.0
     options = worker_options(run, run.settings.worker_concurrency)
-    options["install_signal_handlers"] = signals
-    await app.run_worker_async(**options)
+    while True:
+        started = time.monotonic()
+        try:
+            recovered = await recover_stalled_jobs(app, run.settings.stalled_worker_seconds)
+            if recovered:
+                log.warning(kv("worker.recovered_stalled_jobs", count=recovered))
+            await app.run_worker_async(**options)
+            log.error(kv("worker.stopped", restart_in=delay))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.error(kv("worker.crashed", error=type(exc).__name__, restart_in=delay))
+        if time.monotonic() - started > HEALTHY_RUN_SECONDS:
+            delay = 1.0
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, MAX_RESTART_DELAY)

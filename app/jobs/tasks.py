@@ -1,15 +1,95 @@
-"""Tasks. Each one is a thin adapter over a function in app.github."""
+"""Tasks. Each one is a thin adapter over a function in app.github.
+
+Every failed run is logged and recorded in ``job_errors`` (secret-free, one line), with
+whether it will be retried: see ``app.jobs.retry`` for which failures are transient.
+"""
 
 from __future__ import annotations
 
-from procrastinate import JobContext
+import functools
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
 
+from procrastinate import JobContext
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
+
+from app.errors import ReviewbotError
 from app.jobs.queue import RETRY, queue, recover_stalled_jobs, runtime
+from app.jobs.retry import is_transient
+from app.logs import kv, secret_values
 
 FINISHED_JOBS_KEPT_HOURS = 24 * 7
+log = logging.getLogger(__name__)
+R = TypeVar("R")
+
+
+def describe_failure(exc: BaseException, secrets: list[str]) -> str:
+    """One secret-free line: our own errors say what happened; others name their type."""
+    if isinstance(exc, ReviewbotError):
+        message = str(exc)
+    else:
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        message = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    for secret in sorted((s for s in secrets if len(s) >= 4), key=len, reverse=True):
+        message = message.replace(secret, "**********")
+    return message
+
+
+def recorded(fn: Callable[..., R]) -> Callable[..., R]:
+    """Log and record why a run failed, then let procrastinate's retry policy decide."""
+
+    @functools.wraps(fn)
+    def wrapper(context: JobContext, *args: Any, **kwargs: Any) -> R:
+        try:
+            return fn(context, *args, **kwargs)
+        except Exception as exc:
+            _record_failure(context, exc)
+            raise
+
+    return wrapper
+
+
+def _record_failure(context: JobContext, exc: Exception) -> None:
+    run = runtime(context)
+    job = context.job
+    transient = is_transient(exc)
+    retried = RETRY.get_retry_decision(exception=exc, job=job) is not None
+    message = describe_failure(exc, secret_values(run.settings))
+    log.log(
+        logging.WARNING if retried else logging.ERROR,
+        kv(
+            "job.failed",
+            job_id=job.id,
+            task=job.task_name,
+            attempt=job.attempts + 1,
+            transient=transient,
+            retried=retried,
+            error=message,
+        ),
+    )
+    try:
+        with run.engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO job_errors (job_id, task, attempt, transient, error)"
+                    " VALUES (:j, :t, :a, :tr, :e)"
+                ),
+                {
+                    "j": job.id,
+                    "t": job.task_name,
+                    "a": job.attempts + 1,
+                    "tr": transient,
+                    "e": message,
+                },
+            )
+    except DBAPIError:  # the database is what failed: the log line above has it
+        log.warning(kv("job.error_not_recorded", job_id=job.id))
 
 
 @queue.task(name="review_pull_request", pass_context=True, retry=RETRY)
+@recorded
 def review_pull_request(
     context: JobContext, repo: str, installation_id: int, pr_number: int, full: bool = False
 ) -> None:
@@ -19,6 +99,7 @@ def review_pull_request(
 
 
 @queue.task(name="index_repository", pass_context=True, retry=RETRY)
+@recorded
 def index_repository(context: JobContext, repo: str, installation_id: int, full: bool) -> None:
     from app.github.repo_index import index_repository as run
 
@@ -26,6 +107,7 @@ def index_repository(context: JobContext, repo: str, installation_id: int, full:
 
 
 @queue.task(name="purge_repository", pass_context=True, retry=RETRY)
+@recorded
 def purge_repository(context: JobContext, repo: str) -> None:
     from app.github.repo_index import purge_repository as run
 
@@ -33,6 +115,7 @@ def purge_repository(context: JobContext, repo: str) -> None:
 
 
 @queue.task(name="pr_command", pass_context=True, retry=RETRY)
+@recorded
 def pr_command(
     context: JobContext,
     repo: str,
@@ -61,3 +144,8 @@ async def prune_finished_jobs(context: JobContext, timestamp: int) -> None:
     await context.app.job_manager.delete_old_jobs(
         nb_hours=FINISHED_JOBS_KEPT_HOURS, include_failed=True
     )
+    with runtime(context).engine.begin() as conn:
+        conn.execute(
+            text("DELETE FROM job_errors WHERE created_at < now() - make_interval(hours => :h)"),
+            {"h": FINISHED_JOBS_KEPT_HOURS},
+        )

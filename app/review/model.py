@@ -52,6 +52,10 @@ REVIEW_SCHEMA: dict[str, Any] = {
 class ReviewModelError(ReviewbotError):
     """The review model could not be reached."""
 
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status  # the HTTP status the endpoint answered; None: no answer
+
 
 @dataclass(frozen=True)
 class ModelAnswer:
@@ -79,7 +83,8 @@ def ask_review_model(client: openai.OpenAI, model: str, prompt: ReviewPrompt) ->
         except (openai.APIConnectionError, openai.APIStatusError) as exc:
             status = getattr(exc, "status_code", None)
             raise ReviewModelError(
-                f"review model failed ({f'HTTP {status}' if status else type(exc).__name__})"
+                f"review model failed ({f'HTTP {status}' if status else type(exc).__name__})",
+                status,
             ) from None
         content = response.choices[0].message.content if response.choices else ""
         usage = response.usage
@@ -89,4 +94,4 @@ def ask_review_model(client: openai.OpenAI, model: str, prompt: ReviewPrompt) ->
             usage.completion_tokens if usage else 0,
             name,
         )
-    raise ReviewModelError("review model refused every response format")
+    raise ReviewModelError("review model refused every response format", 400)
