@@ -116,6 +116,7 @@ class Settings(BaseSettings):
     serve_worker: bool = True  # `serve` also runs a job worker in-process
     worker_concurrency: int = Field(default=2, ge=1, le=32)
     stalled_worker_seconds: float = Field(default=60.0, ge=2.0)  # no heartbeat this long: dead
+    ready_max_job_age_seconds: float = Field(default=900.0, gt=0)  # /readyz fails past this
 
     # server
     host: str = "127.0.0.1"

@@ -78,12 +78,21 @@ def reindex_status(job_id: int, engine: EngineDep, _: AdminDep) -> dict[str, Any
             ),
             {"n": args["repo"]},
         ).scalar()
+        error = conn.execute(
+            text(
+                "SELECT error, transient FROM job_errors WHERE job_id = :i"
+                " ORDER BY id DESC LIMIT 1"
+            ),
+            {"i": job_id},
+        ).one_or_none()
     return {
         "job_id": job.id,
         "status": str(job.status),
         "attempts": job.attempts,
         "repo": args["repo"],
         "last_index": run if job.status == "succeeded" else None,
+        "last_error": error.error if error else None,
+        "last_error_transient": error.transient if error else None,
     }
 
 

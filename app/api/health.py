@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
-from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
-from app.api.deps import EngineDep
+from app.api.deps import EngineDep, SettingsDep
 from app.db.engine import read_server_info
+from app.db.queue_health import queue_health
 
 router = APIRouter()
 
@@ -37,12 +37,31 @@ def healthz(engine: EngineDep) -> JSONResponse:
 
 
 @router.get("/readyz")
-def readyz(engine: EngineDep) -> JSONResponse:
-    """200 when the database and the job queue's tables answer, else 503."""
+def readyz(engine: EngineDep, settings: SettingsDep) -> JSONResponse:
+    """200 when the database answers, some worker sent a heartbeat recently and no runnable
+    job has waited longer than ``REVIEWBOT_READY_MAX_JOB_AGE_SECONDS``; else 503 saying why."""
     try:
         with engine.connect() as conn:
-            conn.execute(text("SELECT 1 FROM procrastinate_jobs LIMIT 1"))
+            health = queue_health(conn, settings.stalled_worker_seconds)
     except DBAPIError as exc:
         reason = type(exc.orig).__name__ if exc.orig else type(exc).__name__
         return JSONResponse({"status": "error", "error": reason}, status_code=503)
-    return JSONResponse({"status": "ok"})
+    problems = []
+    if health.workers_alive == 0:
+        problems.append(
+            f"no job worker sent a heartbeat in the last {settings.stalled_worker_seconds:g} s"
+        )
+    if health.oldest_runnable_seconds > settings.ready_max_job_age_seconds:
+        problems.append(
+            f"the oldest runnable job has waited {health.oldest_runnable_seconds:.0f} s"
+            f" (limit {settings.ready_max_job_age_seconds:g} s)"
+        )
+    body = {
+        "status": "error" if problems else "ok",
+        "workers": health.workers_alive,
+        "oldest_runnable_job_seconds": round(health.oldest_runnable_seconds, 1),
+        "jobs_stuck_doing": health.stuck_doing,
+    }
+    if problems:
+        body["error"] = "; ".join(problems)
+    return JSONResponse(body, status_code=503 if problems else 200)

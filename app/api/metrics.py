@@ -15,15 +15,17 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.registry import Collector
 from sqlalchemy import Engine, text
 
-from app.api.deps import EngineDep
+from app.api.deps import EngineDep, SettingsDep
+from app.db.queue_health import queue_health
 
 router = APIRouter()
 LATENCY_BUCKETS = (5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0)
 
 
 class DatabaseCollector(Collector):
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, alive_seconds: float) -> None:
         self.engine = engine
+        self.alive_seconds = alive_seconds
 
     def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily | HistogramMetricFamily]:
         with self.engine.connect() as conn:
@@ -47,6 +49,22 @@ class DatabaseCollector(Collector):
             ):
                 jobs.add_metric([task, state], n)
             yield jobs
+            health = queue_health(conn, self.alive_seconds)
+            yield GaugeMetricFamily(
+                "reviewbot_workers_alive",
+                "Job workers with a recent heartbeat",
+                value=health.workers_alive,
+            )
+            yield GaugeMetricFamily(
+                "reviewbot_oldest_runnable_job_seconds",
+                "How long the oldest job that could run has waited",
+                value=health.oldest_runnable_seconds,
+            )
+            yield GaugeMetricFamily(
+                "reviewbot_jobs_stuck_doing",
+                "Jobs marked doing whose worker sent no recent heartbeat",
+                value=health.stuck_doing,
+            )
             latencies = [
                 float(s)
                 for s in conn.execute(
@@ -79,7 +97,7 @@ class DatabaseCollector(Collector):
 
 
 @router.get("/metrics")
-def metrics(engine: EngineDep) -> Response:
+def metrics(engine: EngineDep, settings: SettingsDep) -> Response:
     registry = CollectorRegistry()
-    registry.register(DatabaseCollector(engine))
+    registry.register(DatabaseCollector(engine, settings.stalled_worker_seconds))
     return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)

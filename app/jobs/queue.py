@@ -48,7 +48,7 @@ SUPERSEDE = (
 )
 #: A supervised worker that ran this long is healthy again: its backoff starts over.
 HEALTHY_RUN_SECONDS = 60.0
-MAX_RESTART_DELAY = 30.0
+MAX_RESTART_DELAY = 10.0
 
 
 @dataclass(frozen=True)
@@ -156,7 +156,7 @@ async def work(app: procrastinate.App, run: Runtime) -> None:
 
     Each (re)start first recovers crashed workers' jobs. Whatever stops the worker (a
     database outage ends its listener; an error escapes) it is started again after a
-    backoff of 1, 2, 4 ... 30 s, reset after a healthy run. Only cancellation ends it.
+    backoff of 1, 2, 4 ... 10 s, reset after a healthy run. Only cancellation ends it.
     """
     delay = 1.0
     options = worker_options(run, run.settings.worker_concurrency)

@@ -54,21 +54,36 @@ class FakeGitHub:
     diff_too_large: bool = False
     permissions: dict[str, str] = field(default_factory=dict)
     _tokens: set[str] = field(default_factory=set)
-    _failures: list[tuple[str, str, int, bool]] = field(default_factory=list)
+    _failures: list[tuple[str, str, int, bool, float]] = field(default_factory=list)
+    held: threading.Event = field(default_factory=threading.Event)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     base_url: str = ""
 
-    def fail_next(self, method: str, suffix: str, statuses: list[int], apply: bool = False) -> None:
+    def fail_next(
+        self,
+        method: str,
+        suffix: str,
+        statuses: list[int],
+        apply: bool = False,
+        hold_seconds: float = 0.0,
+    ) -> None:
+        """Answer the next matching requests with ``statuses``; with ``hold_seconds``, each
+        is held that long first (``held`` is set while one is being held)."""
         with self._lock:
-            self._failures += [(method, suffix, s, apply) for s in statuses]
+            self._failures += [(method, suffix, s, apply, hold_seconds) for s in statuses]
 
     def _scripted(self, method: str, path: str) -> tuple[int, bool] | None:
         with self._lock:
-            for i, (m, suffix, status, apply) in enumerate(self._failures):
+            for i, (m, suffix, status, apply, hold) in enumerate(self._failures):
                 if m == method and path.endswith(suffix):
                     del self._failures[i]
-                    return status, apply
-        return None
+                    break
+            else:
+                return None
+        if hold:
+            self.held.set()
+            time.sleep(hold)
+        return status, apply
 
     def git(self, *args: str) -> bytes:
         return subprocess.run(

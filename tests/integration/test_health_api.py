@@ -1,16 +1,25 @@
+import time
+
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
 from app.api.main import create_app
 from app.config import Settings
 from app.db.engine import DatabaseTarget, make_engine, parse_database_url
+from tests.e2e.test_github_app import wait_for
 
 
 def test_healthz_reports_postgres_and_pgvector(settings: Settings, engine: Engine) -> None:
-    with TestClient(create_app(settings, engine)) as client:
+    with TestClient(create_app(settings, engine, worker=True)) as client:
         response = client.get("/healthz")
+        wait_for(lambda: client.get("/readyz").status_code == 200, seconds=20)
         ready = client.get("/readyz")
-    assert ready.status_code == 200 and ready.json() == {"status": "ok"}
+    assert ready.json() == {
+        "status": "ok",
+        "workers": 1,
+        "oldest_runnable_job_seconds": 0,
+        "jobs_stuck_doing": 0,
+    }
     assert response.status_code == 200
     body = response.json()
     assert body["status"] == "ok"
@@ -29,3 +38,28 @@ def test_healthz_is_503_when_database_is_down(settings: Settings, engine: Engine
     assert response.status_code == 503
     assert response.json()["database"]["ok"] is False
     assert "pw" not in response.text
+
+
+def test_readyz_fails_without_a_live_worker(settings: Settings, engine: Engine) -> None:
+    with TestClient(create_app(settings, engine, worker=False)) as client:
+        ready = client.get("/readyz")
+    assert ready.status_code == 503
+    assert "no job worker sent a heartbeat" in ready.json()["error"]
+
+
+def test_readyz_fails_when_a_runnable_job_waits_too_long(
+    settings: Settings, engine: Engine
+) -> None:
+    patient = settings.model_copy(update={"ready_max_job_age_seconds": 0.5})
+    with engine.begin() as conn:  # a worker that is alive but does not take the job
+        conn.execute(text("INSERT INTO procrastinate_workers DEFAULT VALUES"))
+    with TestClient(create_app(patient, engine, worker=False)) as client:
+        assert client.get("/readyz").status_code == 200
+        client.app.state.queue.configure_task("purge_repository").defer(repo="acme/shop")  # type: ignore[attr-defined]
+        time.sleep(1.0)
+        ready = client.get("/readyz")
+        metrics = client.get("/metrics").text
+    assert ready.status_code == 503
+    assert "the oldest runnable job has waited" in ready.json()["error"]
+    assert "reviewbot_workers_alive 1.0" in metrics
+    assert "reviewbot_jobs_stuck_doing 0.0" in metrics

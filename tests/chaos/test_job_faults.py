@@ -1,0 +1,176 @@
+"""Faults the job system must survive, end to end: the queueing-lock wedge, a database
+outage, permanent and transient errors. Each ends with the newest head reviewed."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, text
+from sqlalchemy.engine import URL
+
+from app.config import Settings
+from app.db.embedded import PGDATA_DIRNAME, start_embedded_server
+from app.db.engine import DatabaseTarget, make_engine
+from app.db.migrate import upgrade
+from app.jobs.queue import opened_queue, recover_stalled_jobs
+from tests.e2e.test_github_app import jobs_left, pr_event, send, serving, wait_for
+from tests.fakes.github_server import FakeGitHub
+
+pytestmark = pytest.mark.chaos
+
+
+def statuses(engine: Engine, task: str = "review_pull_request") -> list[str]:
+    with engine.connect() as conn:
+        return list(
+            conn.execute(
+                text(
+                    "SELECT status::text FROM procrastinate_jobs WHERE task_name = :t ORDER BY id"
+                ),
+                {"t": task},
+            ).scalars()
+        )
+
+
+def new_head(github: FakeGitHub, name: str) -> str:
+    github.repo.write(f"shop/{name}.py", f"def {name}(text):\n    return text.strip()\n")
+    head = github.repo.commit(f"Add {name}")
+    github.pulls[7].head = head
+    return head
+
+
+def test_newer_head_supersedes_a_retrying_review_instead_of_wedging(
+    github_settings: Settings, engine: Engine, github: FakeGitHub
+) -> None:
+    # The review's POST is held 3 s, then answered 502; meanwhile a push queues a newer job.
+    github.fail_next("POST", "/pulls/7/reviews", [502], hold_seconds=3)
+    with serving(github_settings, engine, worker=True) as base:
+        assert (
+            send(base, "pull_request", pr_event("opened", github.pulls[7].head)).status_code == 202
+        )
+        assert github.held.wait(60), "the first review never reached GitHub"
+        head = new_head(github, "notes")
+        assert send(base, "pull_request", pr_event("synchronize", head)).status_code == 202
+        cleared = time.monotonic()
+        wait_for(lambda: any(r["commit_id"] == head for r in github.reviews), seconds=30)
+        assert time.monotonic() - cleared < 30
+        wait_for(lambda: jobs_left(engine) == 0, seconds=30)
+    assert statuses(engine) == ["cancelled", "succeeded"]  # superseded, then the newest head
+    assert [r["commit_id"] for r in github.reviews] == [head]
+
+
+def test_stalled_job_recovery_supersedes_instead_of_crashing(
+    engine: Engine, database_url: URL
+) -> None:
+    lock = "review:acme/shop#7"
+    args = {"repo": "acme/shop", "installation_id": 99, "pr_number": 7}
+
+    async def scenario() -> int:
+        async with opened_queue(database_url) as app:
+            task = app.configure_task("review_pull_request", queueing_lock=lock, lock=lock)
+            await task.defer_async(**args)
+            worker = await app.job_manager.register_worker()
+            assert await app.job_manager.fetch_job(queues=None, worker_id=worker) is not None
+            await task.defer_async(**args)  # a newer delivery while the first runs
+            with engine.begin() as conn:  # then the first job's worker dies
+                conn.execute(
+                    text("UPDATE procrastinate_workers SET last_heartbeat = now() - interval '1h'")
+                )
+            return await recover_stalled_jobs(app, seconds_since_heartbeat=60)
+
+    assert asyncio.run(scenario()) == 1
+    assert statuses(engine) == ["cancelled", "todo"]
+
+
+def test_permanent_error_fails_in_one_attempt_with_a_clear_error(
+    github_settings: Settings, engine: Engine, github: FakeGitHub
+) -> None:
+    github.fail_next("GET", "/pulls/7", [404])
+    with serving(github_settings, engine, worker=True) as base:
+        assert (
+            send(base, "pull_request", pr_event("opened", github.pulls[7].head)).status_code == 202
+        )
+        wait_for(lambda: statuses(engine) == ["failed"], seconds=30)
+    with engine.connect() as conn:
+        attempts = conn.execute(
+            text("SELECT attempts FROM procrastinate_jobs WHERE task_name = 'review_pull_request'")
+        ).scalar_one()
+        errors = conn.execute(text("SELECT attempt, transient, error FROM job_errors")).all()
+    assert attempts == 1
+    assert [(e.attempt, e.transient) for e in errors] == [(1, False)]
+    assert errors[0].error == "GitHub GET /pulls/7 failed with HTTP 404"
+    assert github.reviews == []
+
+
+def test_transient_errors_are_retried_until_the_review_is_posted(
+    github_settings: Settings, engine: Engine, github: FakeGitHub
+) -> None:
+    github.fail_next("POST", "/pulls/7/reviews", [502, 503])
+    with serving(github_settings, engine, worker=True) as base:
+        assert (
+            send(base, "pull_request", pr_event("opened", github.pulls[7].head)).status_code == 202
+        )
+        wait_for(lambda: statuses(engine) == ["succeeded"], seconds=60)
+    with engine.connect() as conn:
+        errors = conn.execute(text("SELECT attempt, transient FROM job_errors ORDER BY id")).all()
+    assert [tuple(e) for e in errors] == [(1, True), (2, True)]
+    assert len(github.reviews) == 1
+
+
+def _kill_postmaster(pgdata: Path) -> None:
+    pid = int((pgdata / "postmaster.pid").read_text().split("\n", 1)[0])
+    os.kill(pid, signal.SIGKILL)
+
+
+def _restart(data_dir: Path) -> None:
+    """Start the server again from another process (this one's handle still thinks it runs);
+    it keeps running after that process exits, since this process still holds a handle."""
+    code = "import sys, pathlib; from app.db.embedded import start_embedded_server as s; s(pathlib.Path(sys.argv[1]))"
+    deadline = time.monotonic() + 60
+    while True:  # until the killed server's backends have noticed and exited
+        done = subprocess.run([sys.executable, "-c", code, str(data_dir)], capture_output=True)
+        if done.returncode == 0:
+            return
+        assert time.monotonic() < deadline, done.stderr.decode()[-2000:]
+        time.sleep(1)
+
+
+def test_worker_survives_a_database_outage(
+    github_settings: Settings, github: FakeGitHub, tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "outage-pg"
+    url = start_embedded_server(data_dir)
+    engine = make_engine(DatabaseTarget(url, embedded=False))
+    upgrade(engine)
+    try:
+        with serving(github_settings, engine, worker=True) as base:
+            wait_for(lambda: _ready(base), seconds=30)
+            _kill_postmaster(data_dir / PGDATA_DIRNAME)
+            time.sleep(10)  # the outage
+            _restart(data_dir)
+            cleared = time.monotonic()
+            head = github.pulls[7].head
+            wait_for(
+                lambda: send(base, "pull_request", pr_event("opened", head)).status_code == 202,
+                seconds=20,
+            )
+            wait_for(lambda: len(github.reviews) == 1, seconds=30)
+            assert time.monotonic() - cleared < 30
+            wait_for(lambda: _ready(base), seconds=30)
+    finally:
+        engine.dispose()
+
+
+def _ready(base: str) -> bool:
+    import httpx
+
+    try:
+        return httpx.get(f"{base}/readyz", timeout=5).status_code == 200
+    except httpx.HTTPError:
+        return False
