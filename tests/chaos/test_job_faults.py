@@ -131,7 +131,10 @@ def _kill_postmaster(pgdata: Path) -> None:
 def _restart(data_dir: Path) -> None:
     """Start the server again from another process (this one's handle still thinks it runs);
     it keeps running after that process exits, since this process still holds a handle."""
-    code = "import sys, pathlib; from app.db.embedded import start_embedded_server as s; s(pathlib.Path(sys.argv[1]))"
+    code = (
+        "import sys, pathlib; from app.db.embedded import start_embedded_server as start;"
+        " start(pathlib.Path(sys.argv[1]))"
+    )
     deadline = time.monotonic() + 60
     while True:  # until the killed server's backends have noticed and exited
         done = subprocess.run([sys.executable, "-c", code, str(data_dir)], capture_output=True)

@@ -74,12 +74,13 @@ class FakeGitHub:
 
     def _scripted(self, method: str, path: str) -> tuple[int, bool] | None:
         with self._lock:
-            for i, (m, suffix, status, apply, hold) in enumerate(self._failures):
-                if m == method and path.endswith(suffix):
-                    del self._failures[i]
-                    break
-            else:
+            found = next(
+                (f for f in self._failures if f[0] == method and path.endswith(f[1])), None
+            )
+            if found is None:
                 return None
+            self._failures.remove(found)
+        _, _, status, apply, hold = found
         if hold:
             self.held.set()
             time.sleep(hold)
