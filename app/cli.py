@@ -72,7 +72,10 @@ def serve(
     from app.api.main import create_app
     from app.db.engine import open_database
 
+    from app.github.client import check_app_credentials
+
     settings = _settings()
+    check_app_credentials(settings)
     host, port = host or settings.host, port or settings.port
     with open_database(settings) as opened:
         out.print(
@@ -93,9 +96,11 @@ def worker() -> None:
 
     from app.db.engine import open_database
     from app.jobs import tasks  # noqa: F401 (registers the tasks)
+    from app.github.client import check_app_credentials
     from app.jobs.queue import Runtime, opened_queue, work
 
     settings = _settings()
+    check_app_credentials(settings)
     with open_database(settings) as opened:
         out.print(f"reviewbot worker using {opened.target.display}")
 

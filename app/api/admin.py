@@ -80,8 +80,7 @@ def reindex_status(job_id: int, engine: EngineDep, _: AdminDep) -> dict[str, Any
         ).scalar()
         error = conn.execute(
             text(
-                "SELECT error, transient FROM job_errors WHERE job_id = :i"
-                " ORDER BY id DESC LIMIT 1"
+                "SELECT error, transient FROM job_errors WHERE job_id = :i ORDER BY id DESC LIMIT 1"
             ),
             {"i": job_id},
         ).one_or_none()

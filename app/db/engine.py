@@ -50,7 +50,8 @@ def parse_database_url(raw: str) -> URL:
     """Parse ``DATABASE_URL`` (``postgres://``, ``postgresql://``, any driver) for psycopg 3."""
     try:
         url = make_url(raw.strip())
-    except ArgumentError:
+        url.port  # noqa: B018 (a port that is not a number raises here, not at connect)
+    except (ArgumentError, ValueError):
         raise ConfigError("DATABASE_URL is not a valid database URL") from None
     if url.get_backend_name() not in {"postgres", "postgresql"}:
         raise ConfigError(f"DATABASE_URL must point at PostgreSQL, not {url.get_backend_name()!r}")

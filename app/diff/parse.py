@@ -78,8 +78,16 @@ class FileDiff:
         return frozenset(n for h in self.hunks for n in h.new_lines)
 
 
-def parse_diff(data: bytes | str) -> list[FileDiff]:
-    """Files of a unified diff, in order. Raises ``DiffError`` for text that is not one."""
+#: Larger diffs are refused before parsing (GitHub's own diff endpoint stops far below).
+MAX_DIFF_BYTES = 20 * 1024 * 1024
+
+
+def parse_diff(data: bytes | str, max_bytes: int = MAX_DIFF_BYTES) -> list[FileDiff]:
+    """Files of a unified diff, in order. Raises ``DiffError`` for text that is not one,
+    for a diff over ``max_bytes``, and for a path that is absolute or leaves the tree."""
+    size = len(data)
+    if size > max_bytes:
+        raise DiffError(f"the diff is {size} bytes, over the {max_bytes}-byte limit")
     text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
     text = text.replace("\r\n", "\n")  # CRLF content is kept as content, minus the CR
     if not text.strip():
@@ -90,7 +98,17 @@ def parse_diff(data: bytes | str) -> list[FileDiff]:
         raise DiffError(f"not a valid unified diff: {exc}") from None
     if not len(patch) and ("@@" in text or "diff --git" in text):
         raise DiffError("not a valid unified diff: no file headers found")
-    return [_file(f) for f in patch]
+    files = [_file(f) for f in patch]
+    for diff in files:
+        for path in {diff.path, diff.old_path}:
+            if not safe_path(path):
+                raise DiffError(f"the diff names a path outside the repository: {path!r}")
+    return files
+
+
+def safe_path(path: str) -> bool:
+    """True for a relative path that stays inside the tree once normalised."""
+    return bool(path) and not path.startswith("/") and ".." not in path.split("/")
 
 
 def _file(patched: unidiff.PatchedFile) -> FileDiff:

@@ -59,6 +59,32 @@ def retry_decision(exc: GitHubException, count: int) -> RetryOption:
     return RetryOption(False)
 
 
+def check_app_credentials(settings: Settings) -> None:
+    """Refuse at start-up a half-configured App or a private key that cannot sign a JWT
+    (``ConfigError``), instead of failing every job later. Nothing configured is fine:
+    the CLI and a webhook-less ``serve`` need no App."""
+    key = settings.github_private_key()
+    if settings.github_app_id is None and key is None:
+        return
+    if settings.github_app_id is None or key is None:
+        raise ConfigError("set both GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY(_PATH), or neither")
+    import time
+
+    import jwt
+
+    now = int(time.time())
+    try:
+        jwt.encode(
+            {"iat": now - 60, "exp": now + 60, "iss": str(settings.github_app_id)},
+            key.get_secret_value(),
+            algorithm="RS256",
+        )
+    except (ValueError, TypeError, jwt.PyJWTError):
+        raise ConfigError(
+            "GITHUB_APP_PRIVATE_KEY is not a usable RSA private key (PEM, as GitHub gives it)"
+        ) from None
+
+
 class GitHubApp:
     """The App's identity; hands out per-installation clients (cached)."""
 

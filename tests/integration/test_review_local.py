@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 from app.config import Settings
+from app.diff.local_git import GitError, LocalRepo
 from app.indexing.embedder import select_embedder
 from app.indexing.summarizer import select_summarizer
 from app.llm.client import make_openai_client
@@ -183,3 +184,36 @@ def test_cli_review_dry_run_json(
     assert data["dry_run"] is True
     assert data["prompt_tokens"] > data["diff_tokens"] > 0
     assert "apply_discount" in data["prompt"]["user"]
+
+
+def test_mistyped_base_is_an_error_naming_the_revision(
+    cli_env: URL, history: tuple[GitRepo, str]
+) -> None:
+    repo, _ = history
+    result = runner.invoke(cli, ["review", "--repo", str(repo.root), "--base", "mian", "--json"])
+    assert result.exit_code != 0
+    assert isinstance(result.exception, GitError)
+    assert "unknown revision 'mian'" in str(result.exception)
+    git = LocalRepo(repo.root)
+    with pytest.raises(GitError, match="unknown revision 'nope'"):
+        git.read("nope", "shop/pricing.py")
+    assert git.read("HEAD", "shop/missing.py") is None  # a valid revision without the file
+    assert git.read("HEAD", "shop") is None  # a folder is not a file
+    with pytest.raises(GitError, match="outside the repository"):
+        git.read(None, "../../../../etc/passwd")
+
+
+def test_prompt_preview_prints_the_whole_prompt_uncropped(
+    cli_env: URL, history: tuple[GitRepo, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo, base = history
+    args = ["review", "--repo", str(repo.root), "--base", base, "--head", "HEAD"]
+    exact = json.loads(runner.invoke(cli, [*args, "--json"]).stdout)["prompt"]
+    monkeypatch.setenv("COLUMNS", "40")  # a narrow terminal
+    shown = runner.invoke(cli, args)
+    assert shown.exit_code == 0, shown.output
+    lines = (exact["system"] + "\n" + exact["user"]).splitlines()
+    assert max(len(line) for line in lines) > 100  # long lines exist, so cropping would show
+    missing = [line for line in lines if line not in shown.stdout]
+    assert missing == []
+    assert "===== user prompt =====" in shown.stdout
