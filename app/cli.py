@@ -71,7 +71,6 @@ def serve(
 
     from app.api.main import create_app
     from app.db.engine import open_database
-
     from app.github.client import check_app_credentials
 
     settings = _settings()
@@ -95,8 +94,8 @@ def worker() -> None:
     import signal
 
     from app.db.engine import open_database
-    from app.jobs import tasks  # noqa: F401 (registers the tasks)
     from app.github.client import check_app_credentials
+    from app.jobs import tasks  # noqa: F401 (registers the tasks)
     from app.jobs.queue import Runtime, opened_queue, work
 
     settings = _settings()
