@@ -117,6 +117,7 @@ class Settings(BaseSettings):
     worker_concurrency: int = Field(default=2, ge=1, le=32)
     stalled_worker_seconds: float = Field(default=60.0, ge=2.0)  # no heartbeat this long: dead
     ready_max_job_age_seconds: float = Field(default=900.0, gt=0)  # /readyz fails past this
+    redelivery_window_hours: float = Field(default=24.0, ge=0)  # 0: never ask for redeliveries
 
     # server
     host: str = "127.0.0.1"
@@ -156,6 +157,12 @@ class Settings(BaseSettings):
     def llm_configured(self) -> bool:
         """True when an OpenAI-compatible endpoint is reachable in principle."""
         return self.openai_api_key is not None or self.openai_base_url is not None
+
+    @property
+    def github_app_configured(self) -> bool:
+        """True when the App id and a private key (text or file) are both set."""
+        has_key = self.github_app_private_key is not None or self.github_app_private_key_path
+        return self.github_app_id is not None and bool(has_key)
 
     def github_private_key(self) -> SecretStr | None:
         """The App's PEM key, from ``GITHUB_APP_PRIVATE_KEY`` or the file it names."""

@@ -85,6 +85,21 @@ def check_app_credentials(settings: Settings) -> None:
         ) from None
 
 
+def call(
+    gh: GitHub[Any], method: str, path: str, shown: str | None = None, **kwargs: Any
+) -> httpx.Response:
+    """One request; failures become ``GitHubError`` naming ``shown`` (default ``path``)."""
+    shown = shown or path
+    try:
+        response = gh.request(method, path, **kwargs)
+    except RequestFailed as exc:
+        status = exc.response.status_code
+        raise GitHubError(f"GitHub {method} {shown} failed with HTTP {status}", status) from None
+    except httpx.HTTPError as exc:
+        raise GitHubError(f"GitHub {method} {shown} failed: {type(exc).__name__}") from None
+    return response.raw_response
+
+
 class GitHubApp:
     """The App's identity; hands out per-installation clients (cached)."""
 
@@ -97,6 +112,19 @@ class GitHubApp:
 
         self._tokens = MemCacheStrategy()  # installation tokens, until shortly before expiry
         self._clients: dict[int, GitHub[Any]] = {}
+        self._app_client: GitHub[Any] | None = None
+
+    def app_call(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """A call as the App itself (JWT), such as listing webhook deliveries."""
+        if self._app_client is None:
+            self._app_client = GitHub(
+                self._auth,
+                base_url=self._base_url,
+                timeout=TIMEOUT,
+                http_cache=False,
+                auto_retry=retry_decision,
+            )
+        return call(self._app_client, method, path, **kwargs)
 
     def installation(self, installation_id: int) -> GitHub[Any]:
         """The client for one installation, made once and reused."""
@@ -121,14 +149,7 @@ class RepoApi:
         self.base = f"/repos/{self.owner}/{self.name}"
 
     def _call(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        try:
-            response = self.gh.request(method, self.base + path, **kwargs)
-        except RequestFailed as exc:
-            status = exc.response.status_code
-            raise GitHubError(f"GitHub {method} {path} failed with HTTP {status}", status) from None
-        except httpx.HTTPError as exc:
-            raise GitHubError(f"GitHub {method} {path} failed: {type(exc).__name__}") from None
-        return response.raw_response
+        return call(self.gh, method, self.base + path, shown=path, **kwargs)
 
     def pull(self, number: int) -> PullRequest:
         data = self._call("GET", f"/pulls/{number}").json()

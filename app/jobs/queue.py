@@ -17,6 +17,7 @@ Liveness rules (the README's job table):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -27,7 +28,7 @@ from typing import Any
 
 import procrastinate
 from procrastinate import JobContext
-from procrastinate.exceptions import UniqueViolation
+from procrastinate.exceptions import AlreadyEnqueued, UniqueViolation
 from procrastinate.jobs import Job
 from procrastinate.manager import JobManager
 from sqlalchemy import Engine
@@ -151,10 +152,17 @@ async def recover_stalled_jobs(app: procrastinate.App, seconds_since_heartbeat: 
     return recovered
 
 
+async def _defer_once(app: procrastinate.App, task: str) -> None:
+    """Queue a periodic task now too (at start-up, after an outage), unless it waits."""
+    with contextlib.suppress(AlreadyEnqueued):
+        await app.configure_task(task, queueing_lock=task).defer_async(timestamp=0)
+
+
 async def work(app: procrastinate.App, run: Runtime) -> None:
     """Process jobs until cancelled (the app is open), supervising procrastinate's worker.
 
-    Each (re)start first recovers crashed workers' jobs. Whatever stops the worker (a
+    Each (re)start first recovers crashed workers' jobs and queues a look for webhook
+    deliveries missed while no worker ran. Whatever stops the worker (a
     database outage ends its listener; an error escapes) it is started again after a
     backoff of 1, 2, 4 ... 10 s, reset after a healthy run. Only cancellation ends it.
     """
@@ -166,6 +174,7 @@ async def work(app: procrastinate.App, run: Runtime) -> None:
             recovered = await recover_stalled_jobs(app, run.settings.stalled_worker_seconds)
             if recovered:
                 log.warning(kv("worker.recovered_stalled_jobs", count=recovered))
+            await _defer_once(app, "recover_missed_deliveries")
             await app.run_worker_async(**options)
             log.error(kv("worker.stopped", restart_in=delay))
         except asyncio.CancelledError:

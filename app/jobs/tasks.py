@@ -137,6 +137,26 @@ async def retry_stalled_jobs(context: JobContext, timestamp: int) -> None:
     await recover_stalled_jobs(context.app, runtime(context).settings.stalled_worker_seconds)
 
 
+@queue.periodic(cron="*/5 * * * *", periodic_id="recover_missed_deliveries")
+@queue.task(
+    name="recover_missed_deliveries",
+    queueing_lock="recover_missed_deliveries",
+    pass_context=True,
+    retry=RETRY,
+)
+@recorded
+def recover_missed_deliveries(context: JobContext, timestamp: int) -> None:
+    """Deliveries GitHub could not make while reviewbot was down are asked for again."""
+    from app.github.redelivery import recover_missed_deliveries as recover
+
+    run = runtime(context)
+    if not run.settings.github_app_configured or run.settings.redelivery_window_hours <= 0:
+        return
+    asked = recover(run.github, run.engine, run.settings.redelivery_window_hours)
+    if asked:
+        log.warning(kv("webhook.redeliveries_requested", count=asked))
+
+
 @queue.periodic(cron="17 * * * *", periodic_id="prune_finished_jobs")
 @queue.task(name="prune_finished_jobs", queueing_lock="prune_finished_jobs", pass_context=True)
 async def prune_finished_jobs(context: JobContext, timestamp: int) -> None:

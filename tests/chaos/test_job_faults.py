@@ -20,7 +20,15 @@ from app.db.embedded import PGDATA_DIRNAME, start_embedded_server
 from app.db.engine import DatabaseTarget, make_engine
 from app.db.migrate import upgrade
 from app.jobs.queue import opened_queue, recover_stalled_jobs
-from tests.e2e.test_github_app import jobs_left, pr_event, send, serving, wait_for
+from tests.e2e.test_github_app import (
+    SECRET,
+    free_port,
+    jobs_left,
+    pr_event,
+    send,
+    serving,
+    wait_for,
+)
 from tests.fakes.github_server import FakeGitHub
 
 pytestmark = pytest.mark.chaos
@@ -101,7 +109,12 @@ def test_permanent_error_fails_in_one_attempt_with_a_clear_error(
         attempts = conn.execute(
             text("SELECT attempts FROM procrastinate_jobs WHERE task_name = 'review_pull_request'")
         ).scalar_one()
-        errors = conn.execute(text("SELECT attempt, transient, error FROM job_errors")).all()
+        errors = conn.execute(
+            text(
+                "SELECT attempt, transient, error FROM job_errors"
+                " WHERE task = 'review_pull_request'"
+            )
+        ).all()
     assert attempts == 1
     assert [(e.attempt, e.transient) for e in errors] == [(1, False)]
     assert errors[0].error == "GitHub GET /pulls/7 failed with HTTP 404"
@@ -118,7 +131,12 @@ def test_transient_errors_are_retried_until_the_review_is_posted(
         )
         wait_for(lambda: statuses(engine) == ["succeeded"], seconds=60)
     with engine.connect() as conn:
-        errors = conn.execute(text("SELECT attempt, transient FROM job_errors ORDER BY id")).all()
+        errors = conn.execute(
+            text(
+                "SELECT attempt, transient FROM job_errors"
+                " WHERE task = 'review_pull_request' ORDER BY id"
+            )
+        ).all()
     assert [tuple(e) for e in errors] == [(1, True), (2, True)]
     assert len(github.reviews) == 1
 
@@ -177,3 +195,26 @@ def _ready(base: str) -> bool:
         return httpx.get(f"{base}/readyz", timeout=5).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+def test_delivery_missed_while_down_is_redelivered_and_reviewed(
+    github_settings: Settings, engine: Engine, github: FakeGitHub
+) -> None:
+    port = free_port()
+    github.webhook_url = f"http://127.0.0.1:{port}/webhooks/github"
+    github.webhook_secret = SECRET
+    event = pr_event("opened", github.pulls[7].head)
+    assert github.deliver("pull_request", event) == 0  # the bot is down: nobody answers
+    github.deliver("pull_request", {**event, "action": 5})  # one it will refuse (400)...
+    github.deliveries[-1]["status_code"] = 400  # ...as it did when it was up
+    with serving(github_settings, engine, worker=True, port=port):
+        wait_for(lambda: len(github.reviews) == 1, seconds=60)
+        wait_for(lambda: jobs_left(engine) == 0, seconds=30)
+    attempts = [(d["guid"], d["redelivery"], d["status_code"]) for d in github.deliveries]
+    missed, refused = attempts[0][0], attempts[1][0]
+    assert (missed, True, 202) in attempts  # asked for again, and accepted this time
+    assert [a for a in attempts if a[0] == refused] == [(refused, False, 400)]
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT delivery_id FROM webhook_deliveries")).scalars().all() == [
+            missed
+        ]

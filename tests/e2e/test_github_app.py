@@ -39,8 +39,10 @@ def free_port() -> int:
 
 
 @contextmanager
-def serving(settings: Settings, engine: Engine, worker: bool) -> Iterator[str]:
-    port = free_port()
+def serving(
+    settings: Settings, engine: Engine, worker: bool, port: int | None = None
+) -> Iterator[str]:
+    port = port or free_port()
     app = create_app(settings, engine, worker=worker)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -104,7 +106,7 @@ def jobs_left(engine: Engine) -> int:
             conn.execute(
                 text(
                     "SELECT count(*) FROM procrastinate_jobs WHERE status IN ('todo', 'doing')"
-                    " AND task_name <> 'retry_stalled_jobs'"
+                    " AND task_name NOT IN ('retry_stalled_jobs', 'recover_missed_deliveries')"
                 )
             ).scalar_one()
         )

@@ -53,6 +53,9 @@ class FakeGitHub:
     tokens_issued: int = 0
     diff_too_large: bool = False
     permissions: dict[str, str] = field(default_factory=dict)
+    webhook_url: str = ""  # where deliver() and redeliveries POST
+    webhook_secret: str = ""
+    deliveries: list[dict[str, Any]] = field(default_factory=list)  # attempts, oldest first
     _tokens: set[str] = field(default_factory=set)
     _failures: list[tuple[str, str, int, bool, float]] = field(default_factory=list)
     held: threading.Event = field(default_factory=threading.Event)
@@ -86,6 +89,79 @@ class FakeGitHub:
             time.sleep(hold)
         return status, apply
 
+    def deliver(
+        self, event: str, payload: dict[str, Any], guid: str | None = None, redelivery: bool = False
+    ) -> int:
+        """POST a signed webhook to ``webhook_url`` as GitHub does, and log the attempt as
+        GitHub's delivery log would; returns the status code (0: no answer)."""
+        import uuid
+
+        import httpx
+
+        from tests.webhooks import headers
+
+        guid = guid or str(uuid.uuid4())
+        body = json.dumps(payload).encode()
+        try:
+            status = httpx.post(
+                self.webhook_url,
+                content=body,
+                headers=headers(self.webhook_secret, body, event, guid),
+                timeout=10,
+            ).status_code
+        except httpx.HTTPError:
+            status = 0
+        with self._lock:
+            self.deliveries.append(
+                {
+                    "id": len(self.deliveries) + 1,
+                    "guid": guid,
+                    "delivered_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                    "redelivery": redelivery,
+                    "status_code": status,
+                    "status": "OK" if status and status < 300 else "Invalid HTTP Response",
+                    "event": event,
+                    "action": payload.get("action"),
+                    "_payload": payload,
+                }
+            )
+        return status
+
+    def _hook(
+        self, method: str, path: str, query: dict[str, list[str]]
+    ) -> tuple[int, dict[str, str], bytes]:
+        """``GET /app/hook/deliveries`` (newest first, cursor-paged) and ``POST
+        /app/hook/deliveries/{id}/attempts`` (redelivered from a thread, as GitHub does)."""
+        if path == "/app/hook/deliveries" and method == "GET":
+            per_page = int(query.get("per_page", ["30"])[0])
+            start = int(query.get("cursor", ["0"])[0])
+            with self._lock:
+                newest_first = list(reversed(self.deliveries))
+            page = [
+                {k: v for k, v in d.items() if not k.startswith("_")}
+                for d in newest_first[start : start + per_page]
+            ]
+            out: dict[str, str] = {"content-type": "application/json"}
+            if start + per_page < len(newest_first):
+                out["link"] = (
+                    f"<{self.base_url}/app/hook/deliveries?per_page={per_page}"
+                    f'&cursor={start + per_page}>; rel="next"'
+                )
+            return 200, out, json.dumps(page).encode()
+        if (m := re.fullmatch(r"/app/hook/deliveries/(\d+)/attempts", path)) and method == "POST":
+            with self._lock:
+                found = [d for d in self.deliveries if d["id"] == int(m.group(1))]
+            if not found:
+                return _json(404, {"message": "Not Found"})
+            again = found[0]
+            threading.Thread(
+                target=self.deliver,
+                args=(again["event"], again["_payload"], again["guid"], True),
+                daemon=True,
+            ).start()
+            return _json(202, {})
+        return _json(404, {"message": "Not Found"})
+
     def git(self, *args: str) -> bytes:
         return subprocess.run(
             ["git", "-C", str(self.repo.root), *args], capture_output=True, check=False
@@ -102,6 +178,10 @@ class FakeGitHub:
         match = re.fullmatch(r"/app/installations/(\d+)/access_tokens", path)
         if match and method == "POST":
             return self._token(headers)
+        if path.startswith("/app/hook/"):
+            if self._app_jwt(headers) is None:
+                return _json(401, {"message": "A JSON web token could not be decoded"})
+            return self._hook(method, path, query)
         if not self._authorized(headers):
             return _json(401, {"message": "Bad credentials"})
         prefix = f"/repos/{self.full_name}"
@@ -245,14 +325,18 @@ class FakeGitHub:
             )
         return files
 
-    def _token(self, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+    def _app_jwt(self, headers: dict[str, str]) -> dict[str, Any] | None:
+        """The App JWT's claims when it is valid for this App, else None."""
         auth = headers.get("authorization", "")
         try:
             claims = jwt.decode(auth.removeprefix("Bearer "), self.public_key, algorithms=["RS256"])
         except jwt.PyJWTError:
+            return None
+        return claims if str(claims.get("iss")) == str(self.app_id) else None
+
+    def _token(self, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        if self._app_jwt(headers) is None:
             return _json(401, {"message": "A JSON web token could not be decoded"})
-        if str(claims.get("iss")) != str(self.app_id):
-            return _json(401, {"message": "Integration not found"})
         with self._lock:
             self.tokens_issued += 1
             token = f"ghs_fake{self.tokens_issued:04d}"
