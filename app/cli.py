@@ -72,10 +72,9 @@ def serve(
 
     from app.api.main import create_app
     from app.db.engine import open_database
-    from app.github.client import check_app_credentials
 
     settings = _settings()
-    check_app_credentials(settings)
+    _check_github_app(settings)
     host, port = host or settings.host, port or settings.port
     with open_database(settings) as opened:
         out.print(
@@ -90,6 +89,17 @@ def serve(
         uvicorn.run(api, host=host, port=port, log_config=None)
 
 
+def _check_github_app(settings: Settings) -> None:
+    """Refuse to start with App credentials GitHub would refuse (one ``error:`` line)."""
+    from app.github.client import GitHubApp, check_app_credentials, verify_app_identity
+
+    check_app_credentials(settings)
+    if settings.github_app_configured:
+        problem = verify_app_identity(GitHubApp(settings))
+        if problem:
+            err.print(f"[yellow]warning:[/] cannot check the App with GitHub now: {problem}")
+
+
 def _exit_cleanly(signum: int, frame: object) -> None:
     raise SystemExit(0)
 
@@ -101,12 +111,11 @@ def worker() -> None:
     import contextlib
 
     from app.db.engine import open_database
-    from app.github.client import check_app_credentials
     from app.jobs import tasks  # noqa: F401 (registers the tasks)
     from app.jobs.queue import Runtime, opened_queue, work
 
     settings = _settings()
-    check_app_credentials(settings)
+    _check_github_app(settings)
     with open_database(settings) as opened:
         out.print(f"reviewbot worker using {opened.target.display}")
 

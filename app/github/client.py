@@ -100,6 +100,22 @@ def call(
     return response.raw_response
 
 
+def verify_app_identity(app: GitHubApp) -> str | None:
+    """Ask GitHub who the App is (``GET /app`` with its JWT). A refusal means a wrong App
+    id or key: ``ConfigError``. An unreachable GitHub is not a configuration error; the
+    reason is returned for a warning and jobs retry later."""
+    try:
+        app.app_call("GET", "/app")
+    except GitHubError as exc:
+        if exc.status in (401, 403, 404):
+            raise ConfigError(
+                f"GitHub refused the App's credentials (HTTP {exc.status}):"
+                " check GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY"
+            ) from None
+        return str(exc)
+    return None
+
+
 class GitHubApp:
     """The App's identity; hands out per-installation clients (cached)."""
 

@@ -111,6 +111,13 @@ class FakeGitHub:
             ).status_code
         except httpx.HTTPError:
             status = 0
+        self.log_delivery(event, payload, guid, status, redelivery)
+        return status
+
+    def log_delivery(
+        self, event: str, payload: dict[str, Any], guid: str, status: int, redelivery: bool
+    ) -> None:
+        """Add one attempt to the delivery log that ``GET /app/hook/deliveries`` lists."""
         with self._lock:
             self.deliveries.append(
                 {
@@ -125,7 +132,6 @@ class FakeGitHub:
                     "_payload": payload,
                 }
             )
-        return status
 
     def _hook(
         self, method: str, path: str, query: dict[str, list[str]]
@@ -178,6 +184,11 @@ class FakeGitHub:
         match = re.fullmatch(r"/app/installations/(\d+)/access_tokens", path)
         if match and method == "POST":
             return self._token(headers)
+        if path == "/app" and method == "GET":
+            claims = self._app_jwt(headers)
+            if claims is None:
+                return _json(401, {"message": "A JSON web token could not be decoded"})
+            return _json(200, {"id": self.app_id, "slug": "reviewbot", "name": "reviewbot"})
         if path.startswith("/app/hook/"):
             if self._app_jwt(headers) is None:
                 return _json(401, {"message": "A JSON web token could not be decoded"})
