@@ -51,6 +51,7 @@ from tests.webhooks import headers  # noqa: E402
 
 SECRET = "soak-webhook-secret-0123456789"
 REPO, INSTALLATION, APP_ID, PRS = "acme/shop", 99, 42, 100
+SENDERS = 4  # concurrent senders, as GitHub delivers concurrently
 
 
 def rsa_pair() -> tuple[str, str]:
@@ -195,26 +196,34 @@ def main() -> None:
             faults: list[str] = []
             stop = threading.Event()
 
-            def sender() -> None:
-                interval = 1.0 / args.rate
+            lock = threading.Lock()
+
+            def sender(share: float) -> None:
+                interval = 1.0 / share
                 next_at = time.monotonic()
                 with httpx.Client(timeout=10) as client:  # GitHub gives up after 10 s
                     while not stop.is_set():
-                        event, body = event_for(rng, github)
+                        with lock:
+                            event, body = event_for(rng, github)
                         guid = str(uuid.uuid4())
                         started = time.perf_counter()
                         status = _deliver(client, github, event, body, guid)
                         elapsed = time.perf_counter() - started
-                        sent.append(guid)
-                        answers[status] += 1
-                        if 200 <= status < 300:
-                            latencies.append(elapsed)
+                        with lock:
+                            sent.append(guid)
+                            answers[status] += 1
+                            if 200 <= status < 300:
+                                latencies.append(elapsed)
                         next_at += interval
                         time.sleep(max(0.0, next_at - time.monotonic()))
 
-            thread = threading.Thread(target=sender, daemon=True)
+            threads = [
+                threading.Thread(target=sender, args=(args.rate / SENDERS,), daemon=True)
+                for _ in range(SENDERS)
+            ]
             began = time.monotonic()
-            thread.start()
+            for thread in threads:
+                thread.start()
             period, last_fault, kills = args.fault_every, began, 0
             worker_killed = False
             try:
@@ -241,7 +250,8 @@ def main() -> None:
                         last_fault, worker_killed = now, False
             finally:
                 stop.set()
-                thread.join(30)
+                for thread in threads:
+                    thread.join(30)
             sending_seconds = time.monotonic() - began
             drained = _drain(engine, args.drain_seconds, args.min_drain)
             report(engine, github, sent, latencies, answers, faults, sending_seconds, drained)
@@ -311,6 +321,10 @@ def report(
             ).all()
         )
     lost = [g for g in sent if g not in recorded]
+    tries: dict[str, list[int]] = {}
+    for d in github.deliveries:
+        tries.setdefault(d["guid"], []).append(d["status_code"])
+    why = Counter(f"{len(tries[g])} attempt(s), last {tries[g][-1] or 'no answer'}" for g in lost)
     per_head = Counter((r["pr"], r["commit_id"]) for r in github.reviews)
     duplicates = sum(n - 1 for n in per_head.values() if n > 1)
     redeliveries = sum(1 for d in github.deliveries if d["redelivery"])
@@ -324,7 +338,7 @@ def report(
     print("faults:\n" + "\n".join(faults))
     print(f"drain: {drained:.0f} s; jobs by state: {states}")
     print(f"reviews posted: {len(github.reviews)} for {len(per_head)} (PR, head) pairs")
-    print(f"LOST deliveries: {len(lost)}")
+    print(f"LOST deliveries: {len(lost)}" + (f" ({dict(why)})" if lost else ""))
     print(f"STUCK jobs: {stuck}")
     print(f"DUPLICATE reviews: {duplicates}")
     worst = ms[-1] if ms else float("nan")

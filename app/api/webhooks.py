@@ -11,8 +11,9 @@ from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from procrastinate import App
-from procrastinate.exceptions import AlreadyEnqueued
+from procrastinate.exceptions import AlreadyEnqueued, ConnectorException
 from sqlalchemy import Engine, text
+from sqlalchemy.exc import DBAPIError
 
 from app.api.deps import EngineDep, SettingsDep
 from app.github.events import (
@@ -65,7 +66,13 @@ async def github_webhook(
     context = EventContext(event, payload.get("action"), payload, settings.review_drafts)
     jobs = event_router.jobs_for(context)
     queue: App = request.app.state.queue
-    status = await _accept(engine, queue, delivery, context, jobs)
+    try:
+        status = await _accept(engine, queue, delivery, context, jobs)
+    except (DBAPIError, ConnectorException) as exc:
+        # Not recorded (or recorded as 'received'): GitHub logs the failure, and the
+        # redelivery pass asks for it again once the database is back.
+        log.error(kv("webhook.unavailable", delivery_id=delivery, error=type(exc).__name__))
+        return JSONResponse({"detail": "database unavailable; redeliver later"}, status_code=503)
     log.info(
         kv(
             "webhook.accepted",

@@ -14,6 +14,7 @@ from sqlalchemy import Engine, text
 
 from app.api.main import create_app
 from app.config import Settings
+from app.db.engine import DatabaseTarget, make_engine, parse_database_url
 from tests.webhooks import headers, payload
 
 SECRET = "whsec-test-0123456789"
@@ -116,3 +117,21 @@ def test_well_formed_edge_values_are_accepted(client: TestClient, opened: dict[s
     body = changed(opened, "installation.id", 2**63 - 1)
     assert post(client, body, delivery="72d3162e-cc78-11e3-81ab-4c9367dc0958") == 202
     assert post(client, b"{}", event="star") == 200  # nothing to route: acknowledged
+
+
+def test_database_down_is_503_so_the_delivery_is_redelivered_later(
+    settings: Settings, engine: Engine, opened: dict[str, Any]
+) -> None:
+    configured = settings.model_copy(update={"github_webhook_secret": SecretStr(SECRET)})
+    dead = make_engine(DatabaseTarget(parse_database_url("postgresql://u:pw@127.0.0.1:1/x"), False))
+    app = create_app(configured, dead, queue_url=engine.url)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        response = client.post(
+            "/webhooks/github",
+            content=json.dumps(opened).encode(),
+            headers=headers(SECRET, json.dumps(opened).encode(), "pull_request", str(uuid.uuid4())),
+        )
+    assert response.status_code == 503
+    assert "redeliver" in response.json()["detail"] and "pw" not in response.text
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM procrastinate_jobs")).scalar_one() == 0
