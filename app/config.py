@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import platformdirs
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from app.errors import ConfigError
 
@@ -98,7 +98,10 @@ class Settings(BaseSettings):
     # retrieval and review
     context_token_budget: int = Field(default=6000, ge=200)
     diff_token_budget: int = Field(default=12000, ge=500)
-    retrieval_signals: tuple[Literal["vector", "lexical", "structural"], ...] = (
+    # NoDecode: the README documents a comma-separated list; JSON is accepted too.
+    retrieval_signals: Annotated[
+        tuple[Literal["vector", "lexical", "structural"], ...], NoDecode
+    ] = (
         "vector",
         "lexical",
         "structural",
@@ -127,7 +130,14 @@ class Settings(BaseSettings):
     @field_validator("retrieval_signals", mode="before")
     @classmethod
     def _comma_separated(cls, value: object) -> object:
-        if isinstance(value, str) and not value.strip().startswith("["):
+        if isinstance(value, str) and value.strip().startswith("["):
+            import json
+
+            try:
+                return json.loads(value)
+            except json.JSONDecodeError:
+                raise ValueError("not a JSON list nor a comma-separated list") from None
+        if isinstance(value, str):
             return tuple(v.strip() for v in value.split(",") if v.strip())
         return value
 
@@ -180,14 +190,30 @@ class Settings(BaseSettings):
 
 
 def load_settings(**overrides: object) -> Settings:
-    """Read settings from the environment, turning validation errors into ``ConfigError``."""
+    """Read settings from the environment, turning validation errors into ``ConfigError``
+    messages that name the environment variable."""
     from pydantic import ValidationError
+    from pydantic_settings import SettingsError
 
     try:
         return Settings(**overrides)  # type: ignore[arg-type]
+    except SettingsError as exc:  # a value the environment source cannot even decode
+        raise ConfigError(f"invalid configuration: {exc}") from None
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'settings'}: {err['msg']}"
+            f"{env_name(str(err['loc'][0])) if err['loc'] else 'settings'}: {err['msg']}"
             for err in exc.errors()
         )
         raise ConfigError(f"invalid configuration: {problems}") from None
+
+
+def env_name(field_name: str) -> str:
+    """The environment variable a setting is read from (``DATABASE_URL``,
+    ``REVIEWBOT_RETRIEVAL_SIGNALS``)."""
+    field = Settings.model_fields.get(field_name)
+    if field is None:  # pydantic already reports an alias (GITHUB_APP_ID) by that name
+        return field_name
+    alias = field.validation_alias
+    if isinstance(alias, AliasChoices) and isinstance(alias.choices[0], str):
+        return alias.choices[0]
+    return f"REVIEWBOT_{field_name.upper()}"

@@ -52,7 +52,7 @@ def test_invalid_value_is_one_line_config_error_without_the_value(
     monkeypatch.setenv("REVIEWBOT_CONTEXT_TOKEN_BUDGET", "lots-of-tokens")
     with pytest.raises(ConfigError) as info:
         load_settings()
-    assert "context_token_budget" in str(info.value)
+    assert "REVIEWBOT_CONTEXT_TOKEN_BUDGET" in str(info.value)  # the variable, as set
     assert "lots-of-tokens" not in str(info.value)
     assert "\n" not in str(info.value)
 
@@ -77,3 +77,36 @@ def test_default_data_dir_for_root_avoids_home(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr("os.geteuid", lambda: 1000)
     assert default_data_dir().name == "reviewbot"
     assert default_data_dir() != Path("/var/lib/reviewbot")
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("structural", ("structural",)),
+        ("vector, lexical", ("vector", "lexical")),
+        ('["structural", "vector"]', ("structural", "vector")),
+    ],
+)
+def test_list_settings_parse_as_documented(
+    monkeypatch: pytest.MonkeyPatch, raw: str, expected: tuple[str, ...]
+) -> None:
+    monkeypatch.setenv("REVIEWBOT_RETRIEVAL_SIGNALS", raw)
+    assert load_settings().retrieval_signals == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "raw", "said"),
+    [
+        ("REVIEWBOT_RETRIEVAL_SIGNALS", "bogus", "REVIEWBOT_RETRIEVAL_SIGNALS: Input should be"),
+        ("REVIEWBOT_RETRIEVAL_SIGNALS", "[oops", "REVIEWBOT_RETRIEVAL_SIGNALS: Value error"),
+        ("GITHUB_APP_ID", "abc", "GITHUB_APP_ID: Input should be a valid integer"),
+        ("REVIEWBOT_PORT", "0", "REVIEWBOT_PORT: Input should be greater than or equal to 1"),
+    ],
+)
+def test_bad_values_name_the_variable(
+    monkeypatch: pytest.MonkeyPatch, name: str, raw: str, said: str
+) -> None:
+    monkeypatch.setenv(name, raw)
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    assert said in str(caught.value) and "\n" not in str(caught.value)
