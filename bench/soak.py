@@ -46,28 +46,13 @@ from app.db.engine import DatabaseTarget, make_engine  # noqa: E402
 from app.db.migrate import upgrade  # noqa: E402
 from tests.fakes.github_server import FakeGitHub, PullState, running_fake_github  # noqa: E402
 from tests.fakes.openai_server import running_fake_openai  # noqa: E402
+from tests.keys import rsa_key_pair  # noqa: E402
 from tests.shop_repo import make_history, review_reply  # noqa: E402
 from tests.webhooks import headers  # noqa: E402
 
 SECRET = "soak-webhook-secret-0123456789"
 REPO, INSTALLATION, APP_ID, PRS = "acme/shop", 99, 42, 100
 SENDERS = 4  # concurrent senders, as GitHub delivers concurrently
-
-
-def rsa_pair() -> tuple[str, str]:
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import rsa
-
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    private = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.TraditionalOpenSSL,
-        serialization.NoEncryption(),
-    ).decode()
-    public = key.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
-    return private, public.decode()
 
 
 def event_for(rng: random.Random, github: FakeGitHub) -> tuple[str, dict[str, Any]]:
@@ -138,7 +123,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     rng = random.Random(7)
-    private, public = rsa_pair()
+    private, public = rsa_key_pair()
     with tempfile.TemporaryDirectory(prefix="reviewbot-soak-") as tmp:
         tmp_path = Path(tmp)
         db_dir = tmp_path / "pg"

@@ -25,6 +25,7 @@ from app.db.migrate import upgrade
 from app.jobs.queue import Runtime
 from tests.fakes.github_server import FakeGitHub, PullState, running_fake_github
 from tests.fakes.openai_server import FakeOpenAI, running_fake_openai
+from tests.keys import rsa_key_pair
 from tests.shop_repo import make_history, review_reply
 
 
@@ -141,21 +142,7 @@ def cli_env(database_url: URL, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 @pytest.fixture(scope="session")
 def app_key() -> tuple[str, str]:
     """An RSA key pair for the test GitHub App: (private PEM, public PEM)."""
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import rsa
-
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    private = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.TraditionalOpenSSL,
-        serialization.NoEncryption(),
-    ).decode()
-    public = (
-        key.public_key()
-        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-        .decode()
-    )
-    return private, public
+    return rsa_key_pair()
 
 
 GITHUB_REPO = "acme/shop"

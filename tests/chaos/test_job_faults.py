@@ -46,6 +46,18 @@ def statuses(engine: Engine, task: str = "review_pull_request") -> list[str]:
         )
 
 
+def review_errors(engine: Engine) -> list[tuple[int, bool, str]]:
+    """(attempt, transient, error) of every failed review run, in order."""
+    with engine.connect() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT attempt, transient, error FROM job_errors"
+                " WHERE task = 'review_pull_request' ORDER BY id"
+            )
+        ).all()
+    return [(r.attempt, r.transient, r.error) for r in rows]
+
+
 def new_head(github: FakeGitHub, name: str) -> str:
     github.repo.write(f"shop/{name}.py", f"def {name}(text):\n    return text.strip()\n")
     head = github.repo.commit(f"Add {name}")
@@ -109,15 +121,8 @@ def test_permanent_error_fails_in_one_attempt_with_a_clear_error(
         attempts = conn.execute(
             text("SELECT attempts FROM procrastinate_jobs WHERE task_name = 'review_pull_request'")
         ).scalar_one()
-        errors = conn.execute(
-            text(
-                "SELECT attempt, transient, error FROM job_errors"
-                " WHERE task = 'review_pull_request'"
-            )
-        ).all()
     assert attempts == 1
-    assert [(e.attempt, e.transient) for e in errors] == [(1, False)]
-    assert errors[0].error == "GitHub GET /pulls/7 failed with HTTP 404"
+    assert review_errors(engine) == [(1, False, "GitHub GET /pulls/7 failed with HTTP 404")]
     assert github.reviews == []
 
 
@@ -130,14 +135,10 @@ def test_transient_errors_are_retried_until_the_review_is_posted(
             send(base, "pull_request", pr_event("opened", github.pulls[7].head)).status_code == 202
         )
         wait_for(lambda: statuses(engine) == ["succeeded"], seconds=60)
-    with engine.connect() as conn:
-        errors = conn.execute(
-            text(
-                "SELECT attempt, transient FROM job_errors"
-                " WHERE task = 'review_pull_request' ORDER BY id"
-            )
-        ).all()
-    assert [tuple(e) for e in errors] == [(1, True), (2, True)]
+    assert [(attempt, transient) for attempt, transient, _ in review_errors(engine)] == [
+        (1, True),
+        (2, True),
+    ]
     assert len(github.reviews) == 1
 
 
