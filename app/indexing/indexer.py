@@ -19,8 +19,8 @@ import logging
 import math
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Sequence, Sized
-from contextlib import closing, contextmanager
+from collections.abc import Generator, Iterable, Iterator, Sequence, Sized
+from contextlib import closing, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -239,10 +239,7 @@ class Indexer:
                 ).scalar_one()
             with self._timed("walk"):
                 tree = self.source.files(config)
-            if isinstance(tree, Iterator):
-                with closing(tree):  # type: ignore[type-var]
-                    self._index_files(tree, known, config.max_file_bytes)
-            else:
+            with closing(tree) if isinstance(tree, Generator) else nullcontext():
                 self._index_files(tree, known, config.max_file_bytes)
             self._upgrade_stale(int(last_id_before))
             if not self.options.estimate:

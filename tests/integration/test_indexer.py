@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
+import tarfile
 import threading
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import pytest
 from sqlalchemy import Engine, text
 
 from app.config import Settings
+from app.indexing.archive import ArchiveLimits, ArchiveTooLarge, TarballSource
 from app.indexing.embedder import HashEmbedder, select_embedder
 from app.indexing.indexer import IndexBusy, Indexer, IndexOptions, IndexReport
 from app.indexing.summarizer import select_summarizer
@@ -270,3 +273,40 @@ def test_hash_embedder_without_llm(engine: Engine, settings: Settings, tree: Pat
     assert report.embedding_model == "hash-v1"
     assert report.summaries_heuristic == report.chunks_added
     assert all(r[5] == "heuristic" and r[6] == "hash-v1" and r[7] for r in rows(engine).values())
+
+
+def _tarball(files: dict[str, bytes], commit: str) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(
+        fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT, pax_headers={"comment": commit}
+    ) as tar:
+        for name, body in files.items():
+            info = tarfile.TarInfo(f"acme-shop-{commit[:7]}/{name}")
+            info.size, info.mtime = len(body), 1_700_000_000
+            tar.addfile(info, io.BytesIO(body))
+    return buffer.getvalue()
+
+
+def test_tarball_is_indexed_streamed_and_an_over_limit_one_fails_whole(
+    engine: Engine, settings: Settings
+) -> None:
+    good = "a" * 40
+    files = {f"shop/m{i}.py": f"def f{i}(x):\n    return x + {i}\n".encode() for i in range(6)}
+
+    def index(data: bytes, limits: ArchiveLimits) -> IndexReport:
+        source = TarballSource("acme/shop@main", data, None, limits)
+        return Indexer(engine, REPO, source, embedder=HashEmbedder()).run()
+
+    first = index(_tarball(files, good), ArchiveLimits())
+    assert (first.files_changed, first.chunks_added, first.commit) == (6, 6, good)
+    files["shop/m0.py"] = b"def f0(x):\n    return x - 1\n"
+    with pytest.raises(ArchiveTooLarge):
+        index(_tarball(files, "b" * 40), ArchiveLimits(max_members=3))
+    with engine.connect() as conn:
+        runs = conn.execute(text("SELECT status, error FROM index_runs ORDER BY id")).all()
+        indexed = conn.execute(text("SELECT last_indexed_commit FROM repositories")).scalar()
+        paths = conn.execute(text("SELECT count(DISTINCT file_path) FROM code_chunks")).scalar()
+    assert [r.status for r in runs] == ["succeeded", "failed"]
+    assert "more than 3 members" in runs[1].error
+    assert indexed == good  # the failed run did not mark its commit indexed...
+    assert paths == 6  # ...and deleted nothing
