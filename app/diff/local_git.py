@@ -20,9 +20,17 @@ class LocalRepo:
         self._commits: dict[str, str] = {}
 
     def git(self, *args: str) -> bytes:
+        return self.git_with_input(None, *args)
+
+    def git_with_input(self, stdin: bytes | None, *args: str) -> bytes:
+        """Run git in the repository; its stdout, or ``GitError`` with git's last words."""
         try:
             done = subprocess.run(
-                ["git", "-C", str(self.root), *args], capture_output=True, timeout=120, check=False
+                ["git", "-C", str(self.root), *args],
+                input=stdin,
+                capture_output=True,
+                timeout=120,
+                check=False,
             )
         except FileNotFoundError:
             raise GitError("git is not installed") from None
@@ -79,10 +87,14 @@ class LocalRepo:
                 raise GitError(f"{path!r} is outside the repository {self.root}")
             return full.read_bytes() if full.is_file() else None
         commit = self.resolve(rev)
-        found = self.git("ls-tree", "-z", "--full-tree", commit, "--", path)
-        if not found.startswith((b"100", b"120")):  # a blob (file or link) at exactly this path
+        if "\n" in path:  # cannot be named on cat-file's input
             return None
-        return self.git("cat-file", "blob", f"{commit}:{path}")
+        out = self.git_with_input(f"{commit}:{path}\n".encode(), "cat-file", "--batch")
+        header, _, body = out.partition(b"\n")
+        fields = header.split()
+        if len(fields) != 3 or fields[1] != b"blob":  # "<name> missing", or a folder
+            return None
+        return body[: int(fields[2])]
 
     def messages(self, base: str, head: str | None) -> tuple[str, str]:
         """A title and description for a local review, from the commits being reviewed."""
