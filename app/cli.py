@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -101,7 +103,16 @@ def _check_github_app(settings: Settings) -> None:
 
 
 def _exit_cleanly(signum: int, frame: object) -> None:
+    """After uvicorn's graceful shutdown: a clean exit."""
     raise SystemExit(0)
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
+    """SIGTERM: run the exit handlers now (the embedded PostgreSQL this process started is
+    stopped by one), then leave without waiting for threads blocked in network calls.
+    Every database write is transactional, so nothing half-written survives."""
+    atexit._run_exitfuncs()
+    os._exit(128 + signum)
 
 
 @cli.command()
@@ -323,6 +334,7 @@ def main() -> None:
 
     from app.db.engine import first_line
 
+    signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
         cli()
     except ReviewbotError as exc:
