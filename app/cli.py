@@ -8,7 +8,7 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -16,6 +16,12 @@ from rich.table import Table
 
 from app.config import Settings, load_settings
 from app.errors import ConfigError, ReviewbotError
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from app.diff.changed import SourceReader
+    from app.diff.parse import FileDiff
 
 cli = typer.Typer(
     name="reviewbot",
@@ -219,16 +225,22 @@ def search(
 def context(
     repo: Annotated[str, typer.Option(help="Repository name given to `reviewbot index`")],
     diff: Annotated[Path, typer.Option(help="Unified diff file (git diff, GitHub .diff)")],
-    root: Annotated[Path, typer.Option(help="Work tree holding the diff's new side")] = Path("."),
-    base: Annotated[str, typer.Option(help="Git revision holding the old side")] = "HEAD",
+    root: Annotated[
+        Path | None,
+        typer.Option(help="Work tree holding the new side (default: the indexed tree + diff)"),
+    ] = None,
+    base: Annotated[str, typer.Option(help="With --root: git revision of the old side")] = "HEAD",
     budget: Annotated[int | None, typer.Option(min=100, help="Context token budget")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the documented JSON")] = False,
 ) -> None:
-    """Show the context retrieval packs for a diff."""
+    """Show the context retrieval packs for a diff.
+
+    Without --root, the old side is read from the tree the repository was indexed from
+    and the new side is that old side with the diff applied: it runs from anywhere.
+    """
     from app.cli_render import context_table
     from app.db.engine import open_database
     from app.diff.changed import changed_functions
-    from app.diff.local_git import GitError, LocalRepo
     from app.diff.parse import parse_diff
     from app.indexing.embedder import select_embedder
     from app.retrieval.retrieve import retrieve_context
@@ -238,6 +250,44 @@ def context(
         diffs = parse_diff(diff.read_bytes())
     except OSError as exc:
         raise ConfigError(f"cannot read diff file {diff}: {exc.strerror}") from None
+    embedder = select_embedder(settings)
+    with open_database(settings) as opened:
+        if root is None:
+            read = _indexed_sides(opened.engine, repo, diffs)
+        else:
+            read = _work_tree_sides(root, base)
+        changed = changed_functions(diffs, read)
+        result = retrieve_context(
+            opened.engine, repo, diffs, changed, embedder, settings, budget=budget
+        )
+    if as_json:
+        print(json.dumps(result.as_json(), indent=2))
+    else:
+        out.print(context_table(result))
+
+
+def _indexed_sides(engine: Engine, repo: str, diffs: list[FileDiff]) -> SourceReader:
+    """Old side as indexed; new side = old side with the diff's hunks applied."""
+    from app.diff.apply import apply_hunks
+    from app.indexing.indexed_files import indexed_file_reader
+
+    indexed = indexed_file_reader(engine, repo)
+    by_path = {d.path: d for d in diffs}
+
+    def read(path: str, side: str) -> bytes | None:
+        if side == "old":
+            return indexed(path)
+        changed = by_path[path]
+        old = None if changed.status == "added" else indexed(changed.old_path)
+        return apply_hunks(old, changed)
+
+    return read
+
+
+def _work_tree_sides(root: Path, base: str) -> SourceReader:
+    """New side from the work tree at ``root``; old side from ``base`` in its git."""
+    from app.diff.local_git import GitError, LocalRepo
+
     git = LocalRepo(root.resolve())
     try:
         git.check()
@@ -250,16 +300,7 @@ def context(
             return git.read(None, path)
         return git.read(base, path) if has_git else None
 
-    changed = changed_functions(diffs, read)
-    embedder = select_embedder(settings)
-    with open_database(settings) as opened:
-        result = retrieve_context(
-            opened.engine, repo, diffs, changed, embedder, settings, budget=budget
-        )
-    if as_json:
-        print(json.dumps(result.as_json(), indent=2))
-    else:
-        out.print(context_table(result))
+    return read
 
 
 @cli.command()

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from app.cli import cli
 from app.config import Settings
 from app.diff.local_git import GitError, LocalRepo
+from app.errors import ConfigError
 from app.indexing.embedder import select_embedder
 from app.indexing.summarizer import select_summarizer
 from app.llm.client import make_openai_client
@@ -217,3 +218,38 @@ def test_prompt_preview_prints_the_whole_prompt_uncropped(
     missing = [line for line in lines if line not in shown.stdout]
     assert missing == []
     assert "===== user prompt =====" in shown.stdout
+
+
+def _context(args: list[str]) -> dict[str, object]:
+    result = runner.invoke(cli, ["context", *args, "--budget", "800", "--json"])
+    assert result.exit_code == 0, result.output
+    return dict(json.loads(result.stdout))
+
+
+def test_cli_context_needs_no_work_tree(
+    cli_env: URL,
+    history: tuple[GitRepo, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    repo, base = history
+    indexed = tmp_path / "indexed"
+    shutil.copytree(repo.root, indexed)
+    GitRepo(indexed).git("checkout", "-q", base)  # the tree indexed is the diff's old side
+    assert runner.invoke(cli, ["index", str(indexed), "--repo", "shop"]).exit_code == 0
+    change = tmp_path / "change.diff"
+    change.write_bytes(repo.diff(base, "HEAD"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # no work tree here
+    without = _context(["--repo", "shop", "--diff", str(change)])
+    with_tree = _context(
+        ["--repo", "shop", "--diff", str(change), "--root", str(repo.root), "--base", base]
+    )
+    assert without == with_tree
+    assert without["changed"] and without["context"]
+
+    (indexed / "shop" / "checkout.py").write_text("# edited after indexing\n")
+    stale = runner.invoke(cli, ["context", "--repo", "shop", "--diff", str(change)])
+    assert isinstance(stale.exception, ConfigError)
+    assert "shop/checkout.py has changed since 'shop' was indexed" in str(stale.exception)
