@@ -4,7 +4,6 @@ fake model, driven by GitHub's documented webhook payloads."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
 import subprocess
@@ -26,6 +25,7 @@ from app.config import Settings
 from tests.conftest import GITHUB_INSTALLATION, GITHUB_REPO
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.openai_server import CHAT, FakeOpenAI
+from tests.processes import clean_env
 from tests.shop_repo import review_reply
 from tests.webhooks import headers, payload
 
@@ -189,22 +189,17 @@ def test_github_502_on_posting_gives_exactly_one_review(
 
 
 def _worker(settings: Settings, url: URL) -> subprocess.Popen[bytes]:
-    env = {
-        **{
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(("REVIEWBOT_", "OPENAI_", "GITHUB_"))
-        },
-        "DATABASE_URL": url.render_as_string(hide_password=False),
-        "REVIEWBOT_DATA_DIR": str(settings.data_dir),
-        "GITHUB_APP_ID": str(settings.github_app_id),
-        "GITHUB_APP_PRIVATE_KEY": settings.github_app_private_key.get_secret_value(),  # type: ignore[union-attr]
-        "GITHUB_API_URL": settings.github_api_url,
-        "OPENAI_BASE_URL": str(settings.openai_base_url),
-        "OPENAI_API_KEY": "sk-test-0123456789abcdef",
-        "REVIEWBOT_LLM_MAX_RETRIES": "0",
-        "REVIEWBOT_STALLED_WORKER_SECONDS": "2",
-    }
+    env = clean_env(
+        DATABASE_URL=url.render_as_string(hide_password=False),
+        REVIEWBOT_DATA_DIR=str(settings.data_dir),
+        GITHUB_APP_ID=str(settings.github_app_id),
+        GITHUB_APP_PRIVATE_KEY=settings.github_app_private_key.get_secret_value(),  # type: ignore[union-attr]
+        GITHUB_API_URL=settings.github_api_url,
+        OPENAI_BASE_URL=str(settings.openai_base_url),
+        OPENAI_API_KEY="sk-test-0123456789abcdef",
+        REVIEWBOT_LLM_MAX_RETRIES="0",
+        REVIEWBOT_STALLED_WORKER_SECONDS="2",
+    )
     return subprocess.Popen(
         [sys.executable, "-m", "app.cli", "worker"],
         env=env,

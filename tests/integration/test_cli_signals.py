@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 
 from app.db.embedded import PGDATA_DIRNAME
 from tests.fakes.openai_server import FakeOpenAI
+from tests.processes import clean_env, wait_until_gone
 from tests.shop_repo import make_history
 
 pytestmark = pytest.mark.slow
@@ -34,15 +32,11 @@ def test_sigterm_during_review_stops_its_embedded_server(
 
     fake_openai.chat_reply = hang
     data_dir = tmp_path / "data"
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("REVIEWBOT_", "OPENAI_", "GITHUB_")) and k != "DATABASE_URL"
-    } | {
-        "REVIEWBOT_DATA_DIR": str(data_dir),
-        "OPENAI_BASE_URL": fake_openai.base_url,
-        "OPENAI_API_KEY": "sk-test-0123456789abcdef",
-    }
+    env = clean_env(
+        REVIEWBOT_DATA_DIR=str(data_dir),
+        OPENAI_BASE_URL=fake_openai.base_url,
+        OPENAI_API_KEY="sk-test-0123456789abcdef",
+    )
     review = subprocess.Popen(
         [sys.executable, "-m", "app.cli", "review", "--repo", str(repo.root), "--base", base],
         env=env,
@@ -60,7 +54,4 @@ def test_sigterm_during_review_stops_its_embedded_server(
         if review.poll() is None:
             review.kill()
             review.wait(10)
-    deadline = time.monotonic() + 20
-    while psutil.pid_exists(postmaster) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not psutil.pid_exists(postmaster)
+    assert wait_until_gone(postmaster)

@@ -2,30 +2,23 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
-import psutil
 import pytest
 
 from app.db.embedded import HANDLES_FILE, PGDATA_DIRNAME
 from tests.e2e.test_github_app import free_port, wait_for
+from tests.processes import clean_env, wait_until_gone
 
 pytestmark = pytest.mark.slow
 
 
 def _serve(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("REVIEWBOT_", "OPENAI_", "GITHUB_")) and k != "DATABASE_URL"
-    }
-    env |= {"REVIEWBOT_DATA_DIR": str(data_dir), "REVIEWBOT_PORT": str(port)}
+    env = clean_env(REVIEWBOT_DATA_DIR=str(data_dir), REVIEWBOT_PORT=str(port))
     return subprocess.Popen(
         [sys.executable, "-m", "app.cli", "serve"],
         env=env,
@@ -68,7 +61,4 @@ def test_sigterm_stops_serve_and_its_embedded_server(tmp_path: Path) -> None:
         if second.poll() is None:
             second.kill()
             second.wait(10)
-    deadline = time.monotonic() + 20
-    while psutil.pid_exists(postmaster) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not psutil.pid_exists(postmaster)
+    assert wait_until_gone(postmaster)

@@ -1,0 +1,31 @@
+"""Running reviewbot as a separate process in tests: a clean environment, waiting for exit."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import psutil
+
+OWN_PREFIXES = ("REVIEWBOT_", "OPENAI_", "GITHUB_")
+
+
+def clean_env(**settings: str) -> dict[str, str]:
+    """This process's environment without any reviewbot, model or GitHub setting (nor
+    DATABASE_URL), plus ``settings``."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(OWN_PREFIXES) and k != "DATABASE_URL"
+    }
+    return env | settings
+
+
+def wait_until_gone(pid: int, seconds: float = 20) -> bool:
+    """True once no process has ``pid`` (False if it still runs after ``seconds``)."""
+    deadline = time.monotonic() + seconds
+    while psutil.pid_exists(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True
