@@ -121,7 +121,9 @@ def _record(engine: Engine, delivery: str, context: EventContext) -> bool:
             text(
                 "INSERT INTO webhook_deliveries (delivery_id, event, action, repository_full_name,"
                 " installation_id) VALUES (:d, :e, :a, :r, :i) ON CONFLICT (delivery_id)"
-                " DO UPDATE SET delivery_id = excluded.delivery_id"
+                " DO UPDATE SET event = excluded.event, action = excluded.action,"
+                " repository_full_name = excluded.repository_full_name,"
+                " installation_id = excluded.installation_id"
                 " RETURNING status, (xmax = 0) AS fresh"
             ),
             {
@@ -132,7 +134,8 @@ def _record(engine: Engine, delivery: str, context: EventContext) -> bool:
                 "i": context.installation_id,
             },
         ).one()
-    # 'received' means an earlier copy died before its jobs were queued: handle it again.
+    # 'received' (an earlier copy died before its jobs were queued) or
+    # 'redelivery_requested' (asked for again after a failure): handle it.
     return bool(row.fresh) or row.status not in {"queued", "ignored"}
 
 

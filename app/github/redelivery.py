@@ -24,6 +24,9 @@ from app.logs import kv
 log = logging.getLogger(__name__)
 #: Attempts (the first delivery included) after which a delivery is left alone.
 MAX_ATTEMPTS = 4
+#: A redelivery asked for this recently is in flight: the next pass does not ask again.
+IN_FLIGHT_MINUTES = 10
+REQUESTED = "redelivery_requested"
 MAX_PAGES = 50  # 5,000 deliveries: far more than a window of a few hours holds
 HANDLED = ("queued", "ignored")
 
@@ -36,12 +39,21 @@ class Delivery:
     guid: str
     delivered_at: datetime.datetime
     status_code: int  # 0 when reviewbot could not be reached at all
+    event: str = ""
+    action: str | None = None
 
 
 def parse_delivery(item: dict[str, Any]) -> Delivery | None:
     try:
         when = datetime.datetime.fromisoformat(str(item["delivered_at"]).replace("Z", "+00:00"))
-        return Delivery(int(item["id"]), str(item["guid"]), when, int(item.get("status_code") or 0))
+        return Delivery(
+            int(item["id"]),
+            str(item["guid"]),
+            when,
+            int(item.get("status_code") or 0),
+            str(item.get("event") or "")[:64],
+            str(item["action"])[:64] if item.get("action") else None,
+        )
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -49,9 +61,10 @@ def parse_delivery(item: dict[str, Any]) -> Delivery | None:
 def to_redeliver(deliveries: Iterable[Delivery], handled: set[str]) -> list[Delivery]:
     """The newest attempt of each delivery to ask for again. Pure.
 
-    Left alone: deliveries reviewbot handled (recorded as queued or ignored), those it
-    refused on purpose (its newest answer a 4xx: a bad signature, a malformed payload),
-    and those already tried ``MAX_ATTEMPTS`` times.
+    Left alone: deliveries in ``handled`` (recorded as queued or ignored, or asked for
+    again within ``IN_FLIGHT_MINUTES``), those reviewbot refused on purpose (its newest
+    answer a 4xx: a bad signature, a malformed payload), and those already tried
+    ``MAX_ATTEMPTS`` times.
     """
     attempts: dict[str, list[Delivery]] = defaultdict(list)
     for delivery in deliveries:
@@ -88,15 +101,38 @@ def _next_cursor(link: str) -> str | None:
 
 
 def handled_guids(engine: Engine, guids: list[str]) -> set[str]:
+    """Those of ``guids`` that were handled, or whose redelivery is in flight."""
     with engine.connect() as conn:
         return set(
             conn.execute(
                 text(
-                    "SELECT delivery_id FROM webhook_deliveries"
-                    " WHERE delivery_id = ANY(:g) AND status = ANY(:s)"
+                    "SELECT delivery_id FROM webhook_deliveries WHERE delivery_id = ANY(:g)"
+                    " AND (status = ANY(:s) OR (status = :r"
+                    " AND processed_at > now() - make_interval(mins => :m)))"
                 ),
-                {"g": guids, "s": list(HANDLED)},
+                {"g": guids, "s": list(HANDLED), "r": REQUESTED, "m": IN_FLIGHT_MINUTES},
             ).scalars()
+        )
+
+
+def mark_requested(engine: Engine, delivery: Delivery) -> None:
+    """Remember that a redelivery was asked for, so the next pass leaves it in flight.
+    The intake treats such a row like one it never finished, and handles the delivery."""
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO webhook_deliveries (delivery_id, event, action, status, processed_at)"
+                " VALUES (:d, :e, :a, :r, now()) ON CONFLICT (delivery_id) DO UPDATE"
+                " SET status = :r, processed_at = now()"
+                " WHERE webhook_deliveries.status <> ALL(:s)"
+            ),
+            {
+                "d": delivery.guid,
+                "e": delivery.event or "unknown",
+                "a": delivery.action,
+                "r": REQUESTED,
+                "s": list(HANDLED),
+            },
         )
 
 
@@ -110,6 +146,7 @@ def recover_missed_deliveries(app: GitHubApp, engine: Engine, window_hours: floa
     for delivery in to_redeliver(deliveries, handled):
         try:
             app.app_call("POST", f"/app/hook/deliveries/{delivery.id}/attempts")
+            mark_requested(engine, delivery)
             asked += 1
         except GitHubError as exc:
             log.warning(kv("webhook.redeliver_failed", delivery_id=delivery.guid, error=exc))
