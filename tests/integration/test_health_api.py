@@ -14,12 +14,9 @@ def test_healthz_reports_postgres_and_pgvector(settings: Settings, engine: Engin
         response = client.get("/healthz")
         wait_for(lambda: client.get("/readyz").status_code == 200, seconds=20)
         ready = client.get("/readyz")
-    assert ready.json() == {
-        "status": "ok",
-        "workers": 1,
-        "oldest_runnable_job_seconds": 0,
-        "jobs_stuck_doing": 0,
-    }
+    body = ready.json()
+    assert (body["status"], body["workers"], body["jobs_stuck_doing"]) == ("ok", 1, 0)
+    assert 0 <= body["oldest_runnable_job_seconds"] < 5  # periodic jobs come and go
     assert response.status_code == 200
     body = response.json()
     assert body["status"] == "ok"
