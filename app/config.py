@@ -90,6 +90,10 @@ class Settings(BaseSettings):
     summary_batch_size: int = Field(default=8, ge=1, le=64)
     summary_concurrency: int = Field(default=4, ge=1, le=32)
     embedding_batch_size: int = Field(default=128, ge=1, le=2048)
+    # every chat call is bounded: some servers generate until their context is full
+    summary_max_tokens: int = Field(default=1200, ge=16)  # one request of summary_batch_size
+    query_max_tokens: int = Field(default=300, ge=16)  # one change description
+    review_max_tokens: int = Field(default=4096, ge=64)  # one review
 
     # archives (GitHub tarballs, git archive) are streamed, never unpacked; these cap one
     archive_max_bytes: int = Field(default=4 * 1024**3, ge=1)  # total uncompressed

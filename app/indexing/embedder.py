@@ -21,8 +21,9 @@ from app.config import Settings
 from app.db.models import EMBEDDING_DIMS
 from app.errors import ReviewbotError
 from app.indexing.summarizer import split_identifier
-from app.llm.client import make_openai_client
+from app.llm.client import describe_model_failure, make_openai_client
 from app.llm.tokens import token_counter
+from app.logs import kv
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,29 @@ def pad(vector: Sequence[float], dims: int = EMBEDDING_DIMS) -> list[float]:
     if len(vector) > dims:
         raise EmbeddingError(f"embedding has {len(vector)} dimensions; at most {dims} are stored")
     return [float(x) for x in vector] + [0.0] * (dims - len(vector))
+
+
+def flat_vector(raw: object) -> tuple[list[float], bool]:
+    """One vector from what an endpoint returned for one input, and whether it had to be
+    pooled: a flat list of numbers as is; token-level output (a list of equal-width lists,
+    from servers that do not pool) mean-pooled; anything else is an ``EmbeddingError``."""
+    if isinstance(raw, list) and _numbers(raw):
+        return [float(x) for x in raw], False
+    if isinstance(raw, list) and raw and all(_numbers(row) for row in raw):
+        width = len(raw[0])
+        if all(len(row) == width for row in raw):
+            return [sum(float(row[i]) for row in raw) / len(raw) for i in range(width)], True
+    raise EmbeddingError(
+        "the embedding endpoint answered neither one vector nor token vectors per input"
+    )
+
+
+def _numbers(value: object) -> bool:
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(x, int | float) and not isinstance(x, bool) for x in value)
+    )
 
 
 def embedding_text(
@@ -135,6 +159,8 @@ class OpenAIEmbedder:
         self.client, self.model = client, model
         self.batch_size, self.batch_tokens = batch_size, batch_tokens
         self._count = token_counter().count
+        self.dims: int | None = None  # the width the endpoint answers, learnt on first use
+        self._said_pooled = False
 
     def embed(self, texts: Sequence[str], usage: EmbeddingUsage) -> list[list[float]]:
         vectors: list[list[float]] = []
@@ -142,9 +168,8 @@ class OpenAIEmbedder:
             try:
                 response = self.client.embeddings.create(model=self.model, input=batch)
             except (openai.APIConnectionError, openai.APIStatusError) as exc:
-                status = getattr(exc, "status_code", None)
-                reason = f"HTTP {status}" if status else type(exc).__name__
-                raise EmbeddingError(f"embedding endpoint failed ({reason})") from None
+                reason = describe_model_failure(self.client, exc)
+                raise EmbeddingError(f"embedding failed: {reason}") from None
             usage.calls += 1
             usage.tokens += response.usage.prompt_tokens if response.usage else 0
             ordered = sorted(response.data, key=lambda d: d.index)
@@ -152,7 +177,19 @@ class OpenAIEmbedder:
                 raise EmbeddingError(
                     f"embedding endpoint returned {len(ordered)} vectors for {len(batch)} inputs"
                 )
-            vectors.extend(pad(d.embedding) for d in ordered)
+            for item in ordered:
+                vector, pooled = flat_vector(item.embedding)
+                if pooled and not self._said_pooled:
+                    self._said_pooled = True
+                    log.warning(kv("embed.token_vectors_pooled", model=self.model))
+                if self.dims is None:
+                    self.dims = len(vector)
+                elif len(vector) != self.dims:
+                    raise EmbeddingError(
+                        f"the embedding endpoint answered {len(vector)} dimensions,"
+                        f" then {self.dims}: one model must give one width"
+                    )
+                vectors.append(pad(vector))
         return vectors
 
     def _batches(self, texts: Sequence[str]) -> list[list[str]]:

@@ -23,7 +23,7 @@ import openai
 
 from app.config import Settings
 from app.indexing.chunks import Chunk
-from app.llm.client import make_openai_client
+from app.llm.client import describe_model_failure, make_openai_client
 from app.llm.redact import redact_secrets
 from app.logs import kv
 
@@ -130,10 +130,16 @@ class LLMSummarizer:
     """Summaries from an OpenAI-compatible chat model, ``batch_size`` chunks a request."""
 
     def __init__(
-        self, client: openai.OpenAI, model: str, batch_size: int = 8, concurrency: int = 4
+        self,
+        client: openai.OpenAI,
+        model: str,
+        batch_size: int = 8,
+        concurrency: int = 4,
+        max_tokens: int = 1200,
     ) -> None:
         self.client, self.model = client, model
         self.batch_size, self.concurrency = batch_size, concurrency
+        self.max_tokens = max_tokens  # generation is bounded: a server may not stop by itself
 
     def summarize(self, chunks: Sequence[Chunk]) -> tuple[list[Summary], SummaryUsage]:
         """One summary per chunk, in order; never raises for model failures."""
@@ -174,10 +180,11 @@ class LLMSummarizer:
                 model=self.model,
                 messages=[{"role": "user", "content": prompt}],
                 temperature=0,
+                max_tokens=self.max_tokens,
                 response_format={"type": "json_object"},
             )
         except (openai.APIConnectionError, openai.APIStatusError) as exc:
-            mine.failed_batches, mine.last_error = 1, _describe(exc)
+            mine.failed_batches, mine.last_error = 1, describe_model_failure(self.client, exc)
             if _status(exc) not in REQUEST_SPECIFIC:  # the endpoint, not this request, is broken
                 down.set()
             log.warning(kv("summarize.failed", model=self.model, error=mine.last_error))
@@ -232,12 +239,6 @@ def _status(exc: Exception) -> int:
     return exc.status_code if isinstance(exc, openai.APIStatusError) else 0
 
 
-def _describe(exc: Exception) -> str:
-    if isinstance(exc, openai.APIStatusError):
-        return f"HTTP {exc.status_code} from the model endpoint"
-    return f"{type(exc).__name__}: cannot reach the model endpoint"
-
-
 def select_summarizer(settings: Settings) -> LLMSummarizer | None:
     """The LLM summarizer when an endpoint is configured, else None (heuristic summaries)."""
     if not settings.llm_configured:
@@ -247,4 +248,5 @@ def select_summarizer(settings: Settings) -> LLMSummarizer | None:
         settings.summary_model,
         batch_size=settings.summary_batch_size,
         concurrency=settings.summary_concurrency,
+        max_tokens=settings.summary_max_tokens,
     )

@@ -23,3 +23,18 @@ def make_openai_client(settings: Settings) -> openai.OpenAI:
         timeout=settings.llm_timeout_seconds,
         max_retries=settings.llm_max_retries,
     )
+
+
+def describe_model_failure(client: openai.OpenAI, exc: Exception) -> str:
+    """What happened, in words an operator can act on: a slow endpoint is not an
+    unreachable one."""
+    attempts = client.max_retries + 1
+    if isinstance(exc, openai.APITimeoutError):
+        timeout = client.timeout if isinstance(client.timeout, int | float) else None
+        within = f"within {timeout:g} s " if timeout else ""
+        return f"the model endpoint did not answer {within}({attempts} attempts)"
+    if isinstance(exc, openai.APIStatusError):
+        return f"the model endpoint answered HTTP {exc.status_code}"
+    if isinstance(exc, openai.APIConnectionError):
+        return f"cannot connect to the model endpoint ({attempts} attempts)"
+    return f"the model call failed ({type(exc).__name__})"

@@ -95,7 +95,11 @@ def heuristic_queries(function: ChangedFunction, diff: FileDiff) -> list[Retriev
 
 
 def describe_change_with_llm(
-    client: openai.OpenAI, model: str, function: ChangedFunction, diff: FileDiff
+    client: openai.OpenAI,
+    model: str,
+    function: ChangedFunction,
+    diff: FileDiff,
+    max_tokens: int = 300,
 ) -> str | None:
     """The cheap model's one-paragraph description of the change, or None if it fails."""
     hunk_text = "\n".join(
@@ -115,6 +119,7 @@ def describe_change_with_llm(
             model=model,
             temperature=0,
             messages=[{"role": "user", "content": prompt}],
+            max_tokens=max_tokens,
             response_format={"type": "json_object"},
         )
     except (openai.APIConnectionError, openai.APIStatusError):

@@ -54,6 +54,7 @@ def build_queries(
     diffs: Sequence[FileDiff],
     llm: openai.OpenAI | None = None,
     model: str | None = None,
+    max_tokens: int = 300,
 ) -> list[RetrievalQuery]:
     """Two views per changed function; the ``change`` view from the LLM when one is given."""
     by_path = {d.path: d for d in diffs}
@@ -62,7 +63,7 @@ def build_queries(
         diff = by_path[function.file_path]
         views = heuristic_queries(function, diff)
         if llm is not None and model:
-            described = describe_change_with_llm(llm, model, function, diff)
+            described = describe_change_with_llm(llm, model, function, diff, max_tokens)
             if described:
                 views = [
                     v if v.view != "change" else RetrievalQuery(function, "change", described)
@@ -91,7 +92,11 @@ def retrieve_context(
         return result
     searched = most_changed(changed, settings.retrieval_max_functions)
     queries = build_queries(
-        searched, diffs, llm if settings.retrieval_llm_queries else None, settings.summary_model
+        searched,
+        diffs,
+        llm if settings.retrieval_llm_queries else None,
+        settings.summary_model,
+        settings.query_max_tokens,
     )
     signals = set(settings.retrieval_signals)
     started = time.perf_counter()

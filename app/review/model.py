@@ -9,6 +9,7 @@ from typing import Any
 import openai
 
 from app.errors import ReviewbotError
+from app.llm.client import describe_model_failure
 from app.logs import kv
 from app.review.comments import ModelReview, parse_model_review
 from app.review.prompt import ReviewPrompt
@@ -65,33 +66,80 @@ class ModelAnswer:
     response_format: str
 
 
-def ask_review_model(client: openai.OpenAI, model: str, prompt: ReviewPrompt) -> ModelAnswer:
-    """Ask with a JSON schema; endpoints that refuse it get JSON mode, then plain text."""
-    formats: list[tuple[str, dict[str, Any] | None]] = [
-        ("json_schema", {"type": "json_schema", "json_schema": REVIEW_SCHEMA}),
-        ("json_object", {"type": "json_object"}),
-        ("text", None),
-    ]
-    create: Any = client.chat.completions.create  # the overloads do not type **extra
-    for name, response_format in formats:
-        extra = {"response_format": response_format} if response_format else {}
+#: The formats to ask for, best first; plain text with tolerant parsing is the last tier.
+FORMATS: tuple[tuple[str, dict[str, Any] | None], ...] = (
+    ("json_schema", {"type": "json_schema", "json_schema": REVIEW_SCHEMA}),
+    ("json_object", {"type": "json_object"}),
+    ("text", None),
+)
+#: What each (endpoint, model) was found to accept, for the life of the process.
+_ACCEPTED: dict[tuple[str, str], str] = {}
+
+
+def refuses_format(exc: openai.APIStatusError) -> bool:
+    """True when an error of any status says the request's ``response_format`` is not
+    supported (OpenAI answers 400; llama.cpp-style servers answer 500)."""
+    said = f"{exc.message} {exc.body}".lower()
+    return exc.status_code == 400 or "response_format" in said or "json_schema" in said
+
+
+def ask_review_model(
+    client: openai.OpenAI, model: str, prompt: ReviewPrompt, max_tokens: int = 4096
+) -> ModelAnswer:
+    """Ask with the best response format the endpoint takes, at most ``max_tokens``.
+
+    The first call to an endpoint and model probes without retries, from JSON schema down
+    to plain text, and the format that works is remembered; later calls go straight to
+    it (with the client's retries), and probe again only if it is refused.
+    """
+    key = (str(client.base_url), model)
+    known = _ACCEPTED.get(key)
+    if known is not None:
         try:
-            response = create(model=model, messages=prompt.messages(), temperature=0, **extra)
-        except openai.BadRequestError as exc:  # this endpoint does not take that format
-            log.info(kv("review.format_refused", format=name, status=exc.status_code))
-            continue
+            return _answer(client.chat.completions.create, model, prompt, max_tokens, known)
+        except openai.APIStatusError as exc:
+            if not refuses_format(exc):
+                raise _model_error(client, exc) from None
+            _ACCEPTED.pop(key, None)
+        except openai.APIConnectionError as exc:
+            raise _model_error(client, exc) from None
+    probe = client.with_options(max_retries=0).chat.completions.create
+    for name, _ in FORMATS:
+        try:
+            try:
+                answer = _answer(probe, model, prompt, max_tokens, name)
+            except openai.APIStatusError as exc:
+                if refuses_format(exc):
+                    log.info(kv("review.format_refused", format=name, status=exc.status_code))
+                    continue
+                answer = _answer(client.chat.completions.create, model, prompt, max_tokens, name)
+            except openai.APIConnectionError:
+                answer = _answer(client.chat.completions.create, model, prompt, max_tokens, name)
         except (openai.APIConnectionError, openai.APIStatusError) as exc:
-            status = getattr(exc, "status_code", None)
-            raise ReviewModelError(
-                f"review model failed ({f'HTTP {status}' if status else type(exc).__name__})",
-                status,
-            ) from None
-        content = response.choices[0].message.content if response.choices else ""
-        usage = response.usage
-        return ModelAnswer(
-            parse_model_review(content or ""),
-            usage.prompt_tokens if usage else 0,
-            usage.completion_tokens if usage else 0,
-            name,
-        )
+            raise _model_error(client, exc) from None
+        _ACCEPTED[key] = name
+        return answer
     raise ReviewModelError("review model refused every response format", 400)
+
+
+def _answer(
+    create: Any, model: str, prompt: ReviewPrompt, max_tokens: int, name: str
+) -> ModelAnswer:
+    response_format = dict(FORMATS)[name]
+    extra = {"response_format": response_format} if response_format else {}
+    response = create(
+        model=model, messages=prompt.messages(), temperature=0, max_tokens=max_tokens, **extra
+    )
+    content = response.choices[0].message.content if response.choices else ""
+    usage = response.usage
+    return ModelAnswer(
+        parse_model_review(content or ""),
+        usage.prompt_tokens if usage else 0,
+        usage.completion_tokens if usage else 0,
+        name,
+    )
+
+
+def _model_error(client: openai.OpenAI, exc: Exception) -> ReviewModelError:
+    status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
+    return ReviewModelError(f"review model failed: {describe_model_failure(client, exc)}", status)

@@ -93,7 +93,9 @@ def run_review(
     already_posted: Iterable[str] = (),
 ) -> ReviewResult:
     """Ask the review model and keep the comments GitHub will accept."""
-    answer = ask_review_model(client, settings.review_model, prepared.prompt)
+    answer = ask_review_model(
+        client, settings.review_model, prepared.prompt, settings.review_max_tokens
+    )
     checked = validate_comments(
         answer.review.comments, prepared.diffs, settings.max_review_comments, already_posted
     )

@@ -40,6 +40,9 @@ class FakeOpenAI:
     down: bool = False
     requests: list[Recorded] = field(default_factory=list)
     chat_reply: Callable[[dict[str, Any]], str] | None = None
+    # llama.cpp-server-like behaviours: HTTP 500 for a json_schema response_format, and
+    # one vector per token (no pooling) from /embeddings.
+    llama_like: bool = False
     _failures: dict[str, list[int]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     base_url: str = ""
@@ -51,8 +54,10 @@ class FakeOpenAI:
     def calls(self, path: str, ok_only: bool = True) -> int:
         return sum(1 for r in self.requests if r.path == path and (r.status == 200 or not ok_only))
 
-    def bodies(self, path: str) -> list[dict[str, Any]]:
-        return [r.body for r in self.requests if r.path == path and r.status == 200]
+    def bodies(self, path: str, ok_only: bool = True) -> list[dict[str, Any]]:
+        return [
+            r.body for r in self.requests if r.path == path and (r.status == 200 or not ok_only)
+        ]
 
     def reset(self) -> None:
         with self._lock:
@@ -71,6 +76,10 @@ class FakeOpenAI:
                 status = queued.pop(0)
                 return status, {"error": {"message": f"scripted {status}", "type": "test"}}
         if path == CHAT:
+            wanted = (body.get("response_format") or {}).get("type")
+            if self.llama_like and wanted == "json_schema":
+                said = "Input should be 'text' or 'json_object' (response_format.type)"
+                return 500, {"error": {"code": 500, "message": said, "type": "server_error"}}
             return 200, self._chat(body)
         if path == EMBEDDINGS:
             return 200, self._embeddings(body)
@@ -102,7 +111,7 @@ class FakeOpenAI:
     def _embeddings(self, body: dict[str, Any]) -> dict[str, Any]:
         inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
         data = [
-            {"object": "embedding", "index": i, "embedding": word_vector(t, self.embedding_dims)}
+            {"object": "embedding", "index": i, "embedding": self._vector(t)}
             for i, t in enumerate(inputs)
         ]
         tokens = sum(len(t) // 4 for t in inputs)
@@ -112,6 +121,12 @@ class FakeOpenAI:
             "model": body.get("model", "test"),
             "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
         }
+
+    def _vector(self, text: str) -> list[float] | list[list[float]]:
+        if not self.llama_like:
+            return word_vector(text, self.embedding_dims)
+        words = text.split() or [""]  # one vector per "token"
+        return [word_vector(w, self.embedding_dims) for w in words]
 
 
 def summaries_for(prompt: str) -> str:

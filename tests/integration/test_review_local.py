@@ -253,3 +253,28 @@ def test_cli_context_needs_no_work_tree(
     stale = runner.invoke(cli, ["context", "--repo", "shop", "--diff", str(change)])
     assert isinstance(stale.exception, ConfigError)
     assert "shop/checkout.py has changed since 'shop' was indexed" in str(stale.exception)
+
+
+def test_llama_cpp_like_server_reviews_through_its_quirks(
+    engine: Engine, llm_settings: Settings, fake_openai: FakeOpenAI, history: tuple[GitRepo, str]
+) -> None:
+    fake_openai.llama_like = True  # 500 on json_schema, one embedding per token
+    local, client = prepare_with_model(engine, llm_settings, fake_openai, history)
+    assert local.index.embeddings_computed > 0 and local.index.errors == []
+    first = run_review(client, local.prepared, llm_settings)
+    second = run_review(client, local.prepared, llm_settings)
+    reviews = [
+        b
+        for b in fake_openai.bodies(CHAT, ok_only=False)
+        if "### chunk" not in b["messages"][-1]["content"]
+    ]
+    formats = [(b.get("response_format") or {}).get("type") for b in reviews]
+    assert formats == ["json_schema", "json_object", "json_object"]  # probed once, remembered
+    assert all(b["max_tokens"] == llm_settings.review_max_tokens for b in reviews)
+    assert all(b.get("max_tokens") for b in fake_openai.bodies(CHAT))  # summaries too
+    assert len(first.comments) == len(second.comments) == 1
+    fake_openai.llama_like = False  # the server is replaced: the remembered format is refused
+    fake_openai.fail_next(CHAT, [400])
+    third = run_review(client, local.prepared, llm_settings)
+    last = fake_openai.bodies(CHAT)[-1]
+    assert last["response_format"]["type"] == "json_schema" and len(third.comments) == 1
