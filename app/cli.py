@@ -164,7 +164,7 @@ def index(
     """Index a source tree (incrementally) for retrieval."""
     from app.cli_render import RichProgress, index_table, progress_bars
     from app.db.engine import open_database
-    from app.indexing.embedder import HASH_MODEL, select_embedder
+    from app.indexing.embedder import select_embedder
     from app.indexing.indexer import Indexer, IndexOptions
     from app.indexing.summarizer import select_summarizer
 
@@ -172,8 +172,7 @@ def index(
     root = path.resolve()
     name = repo or root.name
     embedder = select_embedder(settings)
-    if embedder.model == HASH_MODEL and not as_json:
-        err.print(NO_MODEL_NOTE)
+    _note_hash_embedder(settings, embedder.model, as_json)
     with open_database(settings) as opened:
         options = IndexOptions(full=full, estimate=estimate)
         indexer = Indexer(
@@ -206,13 +205,12 @@ def search(
     """Search an indexed repository in natural language."""
     from app.cli_render import search_table
     from app.db.engine import open_database
-    from app.indexing.embedder import HASH_MODEL, select_embedder
+    from app.indexing.embedder import select_embedder
     from app.retrieval.search import search as run_search
 
     settings = _settings()
     embedder = select_embedder(settings)
-    if embedder.model == HASH_MODEL and not as_json:
-        err.print(NO_MODEL_NOTE)
+    _note_hash_embedder(settings, embedder.model, as_json)
     with open_database(settings) as opened:
         hits = run_search(opened.engine, repo, query, embedder, k)
     if as_json:
@@ -316,7 +314,7 @@ def review(
     """Review local changes: index the base, retrieve context, ask the model."""
     from app.cli_render import RichProgress, progress_bars, prompt_text, review_view
     from app.db.engine import open_database
-    from app.indexing.embedder import HASH_MODEL, select_embedder
+    from app.indexing.embedder import select_embedder
     from app.indexing.summarizer import select_summarizer
     from app.llm.client import make_openai_client
     from app.review.local import review_local
@@ -325,8 +323,7 @@ def review(
     settings = _settings()
     embedder = select_embedder(settings)
     llm = make_openai_client(settings) if settings.llm_configured else None
-    if embedder.model == HASH_MODEL and not as_json:
-        err.print(NO_MODEL_NOTE)
+    _note_hash_embedder(settings, embedder.model, as_json)
     with open_database(settings) as opened:
         with progress_bars() as bars:
             local = review_local(
@@ -361,6 +358,14 @@ def review(
         )
     else:
         out.print(review_view(result, prepared, local.git, local.head), soft_wrap=False)
+
+
+def _note_hash_embedder(settings: Settings, model: str, as_json: bool) -> None:
+    """Say that search is lexical, unless the user chose the hash embedder on purpose."""
+    from app.indexing.embedder import HASH_MODEL
+
+    if model == HASH_MODEL and settings.embedding_provider == "auto" and not as_json:
+        err.print(NO_MODEL_NOTE)
 
 
 NO_MODEL_NOTE = (

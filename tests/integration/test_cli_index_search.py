@@ -96,3 +96,13 @@ def test_index_table_output_and_estimate(repo: Path) -> None:
     assert (
         json.loads(runner.invoke(cli, ["index", str(repo), "--json"]).stdout)["chunks"]["added"] > 0
     )
+
+
+def test_hash_embedder_note_only_when_not_chosen(
+    cli_env: URL, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    noted = CliRunner().invoke(cli, ["search", "--repo", "nothing/here", "parse a date"])
+    assert "built-in hash embedder" in noted.output
+    monkeypatch.setenv("REVIEWBOT_EMBEDDING_PROVIDER", "hash")  # chosen on purpose
+    chosen = CliRunner().invoke(cli, ["search", "--repo", "nothing/here", "parse a date"])
+    assert chosen.exit_code == noted.exit_code and "hash embedder" not in chosen.output
