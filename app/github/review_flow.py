@@ -22,6 +22,7 @@ from app.jobs.queue import Runtime
 from app.llm.client import make_openai_client
 from app.logs import kv
 from app.review.comments import ReviewComment
+from app.review.model import ReviewFormatError
 from app.review.pipeline import (
     PreparedReview,
     ReviewResult,
@@ -63,6 +64,11 @@ def review_pull_request(
     check = api.start_check(pr.head_sha) if run.settings.github_check_runs else None
     try:
         outcome, summary = _review(run, api, repo, repo_id, pr, previous_head, posted, full, job_id)
+    except ReviewFormatError as exc:  # nothing to post, and asking again will not help
+        _finish(run, repo_id, pr_number, pr.head_sha, "failed", None, [])
+        if check is not None:
+            api.finish_check(check, "neutral", "Review failed", str(exc))
+        raise
     except Exception:
         if check is not None:
             api.finish_check(check, "neutral", "Review failed", "The review will be retried.")

@@ -67,6 +67,9 @@ class ModelReview:
 
     summary: str
     comments: list[dict[str, object]]
+    #: a JSON object with a string ``summary`` or a list of ``comments``: the model
+    #: followed the review format (an answer without them is not a review)
+    usable: bool = True
 
 
 def parse_model_review(content: str) -> ModelReview:
@@ -83,12 +86,14 @@ def parse_model_review(content: str) -> ModelReview:
                 continue
     if not isinstance(data, dict):
         text = content.strip()
-        return ModelReview(text[:2000] if text else "The model returned no usable review.", [])
+        summary_text = text[:2000] if text else "The model returned no usable review."
+        return ModelReview(summary_text, [], usable=False)
     summary = data.get("summary")
     comments = data.get("comments")
     return ModelReview(
         summary if isinstance(summary, str) else "",
         [c for c in comments if isinstance(c, dict)] if isinstance(comments, list) else [],
+        usable=isinstance(summary, str) or isinstance(comments, list),
     )
 
 

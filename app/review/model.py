@@ -50,6 +50,10 @@ REVIEW_SCHEMA: dict[str, Any] = {
 }
 
 
+class ReviewFormatError(ReviewbotError):
+    """The model did not follow the review format, even when asked again."""
+
+
 class ReviewModelError(ReviewbotError):
     """The review model could not be reached."""
 

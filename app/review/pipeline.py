@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import openai
 from sqlalchemy import Engine
@@ -14,12 +15,15 @@ from app.diff.changed import SourceReader, changed_functions
 from app.diff.parse import FileDiff
 from app.indexing.embedder import Embedder
 from app.llm.tokens import token_counter
+from app.logs import kv
 from app.retrieval.ranking import ContextChunk
 from app.retrieval.retrieve import ContextResult, retrieve_context
 from app.review.comments import ReviewComment, validate_comments
 from app.review.diff_text import FittedDiff, fit_diff, render_diff
-from app.review.model import ask_review_model
-from app.review.prompt import ReviewPrompt, build_prompt
+from app.review.model import ReviewFormatError, ask_review_model
+from app.review.prompt import REPAIR, ReviewPrompt, build_prompt
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,17 @@ def run_review(
     answer = ask_review_model(
         client, settings.review_model, prepared.prompt, settings.review_max_tokens
     )
+    if not answer.review.usable:  # asked once more, with the format spelled out
+        log.warning(kv("review.format_ignored", model=settings.review_model))
+        repaired = replace(prepared.prompt, repair=REPAIR)
+        answer = ask_review_model(
+            client, settings.review_model, repaired, settings.review_max_tokens
+        )
+        if not answer.review.usable:
+            raise ReviewFormatError(
+                f"the model ({settings.review_model}) did not follow the review format,"
+                " twice: no review was written"
+            )
     checked = validate_comments(
         answer.review.comments, prepared.diffs, settings.max_review_comments, already_posted
     )

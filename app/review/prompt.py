@@ -21,8 +21,19 @@ class ReviewPrompt:
     system: str
     user: str
 
+    repair: str | None = None  # a follow-up asking again for the format, after a miss
+
     def messages(self) -> list[dict[str, str]]:
-        return [{"role": "system", "content": self.system}, {"role": "user", "content": self.user}]
+        said = [{"role": "system", "content": self.system}, {"role": "user", "content": self.user}]
+        return said + ([{"role": "user", "content": self.repair}] if self.repair else [])
+
+
+#: Sent once when an answer has neither ``summary`` nor ``comments``.
+REPAIR = (
+    "Your answer did not follow the required format. Answer again with only a JSON object"
+    ' with the keys "summary" (a string) and "comments" (a list of objects with "path",'
+    ' "line", "side", "severity", "title", "body" and "suggestion"), and nothing else.'
+)
 
 
 def data_fence(*texts: str) -> str:

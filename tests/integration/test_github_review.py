@@ -8,8 +8,12 @@ from sqlalchemy import Engine, text
 from app.github.client import GitHubError
 from app.github.review_flow import review_pull_request, run_command
 from app.jobs.queue import Runtime
+from app.jobs.retry import is_transient
+from app.review.model import ReviewFormatError
+from app.review.prompt import REPAIR
 from tests.conftest import GITHUB_INSTALLATION, GITHUB_REPO
 from tests.fakes.github_server import FakeGitHub
+from tests.fakes.openai_server import CHAT, FakeOpenAI
 from tests.shop_repo import CHECKOUT_V2
 
 REPO = GITHUB_REPO
@@ -118,3 +122,19 @@ def test_rate_limits_and_read_errors_are_retried(run: Runtime, github: FakeGitHu
     github.fail_next("GET", "/contents/shop/checkout.py", [502])
     assert review_pull_request(run, REPO, INSTALLATION, 7) == "posted"
     assert len(github.reviews) == 1
+
+
+def test_an_answer_in_the_wrong_shape_is_a_failed_review_not_an_empty_one(
+    run: Runtime, github: FakeGitHub, fake_openai: FakeOpenAI
+) -> None:
+    wrong = '{"title": "Fix", "description": "Looks fine", "type_of_issue": "none"}'
+    fake_openai.chat_reply = lambda body: wrong
+    with pytest.raises(ReviewFormatError, match="did not follow the review format, twice"):
+        review_pull_request(run, REPO, INSTALLATION, 7)
+    assert github.reviews == []  # nothing posted
+    assert reviews_in_db(run.engine) == [(7, github.pulls[7].head, "failed", None, 0)]
+    asked = [
+        b["messages"] for b in fake_openai.bodies(CHAT) if b["messages"][0]["role"] == "system"
+    ]
+    assert len(asked) == 2 and asked[1][-1]["content"] == REPAIR  # asked again, once
+    assert not is_transient(ReviewFormatError())  # the job fails in one run
