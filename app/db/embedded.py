@@ -99,18 +99,24 @@ def describe_start_failure(exc: BaseException, pgdata: Path) -> str:
     elif isinstance(exc, PermissionError):
         cause = f"permission denied on {exc.filename or 'a file it needs'}"
     elif isinstance(exc, subprocess.CalledProcessError):
-        program = Path(str(exc.cmd[0] if isinstance(exc.cmd, list) else exc.cmd)).name
+        program = _program(exc.cmd)
         said = (exc.stderr or b"") if isinstance(exc.stderr, bytes) else (exc.stderr or "").encode()
         lines = said.decode("utf-8", "replace").strip().splitlines()
         cause = f"{program} exited with status {exc.returncode}"
         cause += f" ({lines[-1].strip()})" if lines else ""
     elif isinstance(exc, subprocess.TimeoutExpired):
-        cause = f"{Path(str(exc.cmd[0] if isinstance(exc.cmd, list) else exc.cmd)).name} timed out"
+        cause = f"{_program(exc.cmd)} timed out"
     else:
         text = str(exc).strip().splitlines()
         cause = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
     log = pgdata / "log"
     return prefix + cause + (f"; see {log}" if log.is_file() else "")
+
+
+def _program(command: object) -> str:
+    """The program's name in a subprocess command (a list or a string)."""
+    first = command[0] if isinstance(command, list | tuple) and command else command
+    return Path(str(first)).name
 
 
 def _ensure_database(admin_url: URL, name: str) -> None:

@@ -18,7 +18,7 @@ from sqlalchemy.exc import DBAPIError
 from app.errors import ReviewbotError
 from app.jobs.queue import RETRY, queue, recover_stalled_jobs, runtime
 from app.jobs.retry import is_transient
-from app.logs import kv, secret_values
+from app.logs import kv, mask_secrets, secret_values
 
 FINISHED_JOBS_KEPT_HOURS = 24 * 7
 log = logging.getLogger(__name__)
@@ -32,9 +32,7 @@ def describe_failure(exc: BaseException, secrets: list[str]) -> str:
     else:
         first = (str(exc).strip().splitlines() or [""])[0][:300]
         message = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
-    for secret in sorted((s for s in secrets if len(s) >= 4), key=len, reverse=True):
-        message = message.replace(secret, "**********")
-    return message
+    return mask_secrets(message, secrets)
 
 
 def recorded(fn: Callable[..., R]) -> Callable[..., R]:

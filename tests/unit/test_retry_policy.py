@@ -64,3 +64,16 @@ def test_transient_failures_get_six_runs_with_doubling_waits() -> None:
 def test_permanent_failures_are_never_retried() -> None:
     strategy = RetryByErrorKind()
     assert strategy.get_retry_decision(exception=GitHubError("404", 404), job=job(0)) is None
+
+
+def test_job_failure_messages_are_one_line_and_secret_free() -> None:
+    from app.jobs.tasks import describe_failure
+
+    secret = "ghs_installationtoken0123"
+    ours = GitHubError(f"GitHub GET /x failed with token {secret}", 401)
+    theirs = ValueError(f"bad header Authorization: token {secret}\nsecond line")
+    assert describe_failure(ours, [secret, "abc"]) == "GitHub GET /x failed with token **********"
+    assert describe_failure(theirs, [secret]) == (
+        "ValueError: bad header Authorization: token **********"
+    )
+    assert describe_failure(KeyError(), []) == "KeyError"
