@@ -38,6 +38,44 @@ def _env(*names: str) -> AliasChoices:
     return AliasChoices(*names)
 
 
+#: Paths whose chunks rank after code (``REVIEWBOT_RETRIEVAL_SECONDARY_PATHS``).
+SECONDARY_PATHS = (
+    "test/",
+    "tests/",
+    "testing/",
+    "__tests__/",
+    "spec/",
+    "test_*.py",
+    "*_test.py",
+    "conftest.py",
+    "*_test.go",
+    "*.test.*",
+    "*.spec.*",
+    "testdata/",
+    "docs/",
+    "doc/",
+    "examples/",
+    "example/",
+    "_examples/",
+    "benchmarks/",
+    "bench/",
+    ".github/",
+    ".circleci/",
+    ".gitlab-ci.yml",
+    "requirements/",
+    "*.md",
+    "*.rst",
+    "*.txt",
+    "*.yml",
+    "*.yaml",
+    "*.toml",
+    "*.json",
+    "*.cfg",
+    "*.ini",
+    "*.lock",
+)
+
+
 class Settings(BaseSettings):
     """All of reviewbot's configuration. Field docs are the README's configuration table."""
 
@@ -111,6 +149,8 @@ class Settings(BaseSettings):
         "structural",
     )
     retrieval_fusion: Literal["rrf", "interleave"] = "rrf"
+    # gitignore-style patterns of paths that rank after code: tests, docs, examples, CI, config
+    retrieval_secondary_paths: Annotated[tuple[str, ...], NoDecode] = SECONDARY_PATHS
     retrieval_llm_queries: bool = False
     retrieval_per_signal: int = Field(default=20, ge=1, le=200)
     retrieval_max_functions: int = Field(default=40, ge=1)
@@ -131,7 +171,7 @@ class Settings(BaseSettings):
     port: int = Field(default=8000, ge=1, le=65535)
     log_level: str = "INFO"
 
-    @field_validator("retrieval_signals", mode="before")
+    @field_validator("retrieval_signals", "retrieval_secondary_paths", mode="before")
     @classmethod
     def _comma_separated(cls, value: object) -> object:
         if isinstance(value, str) and value.strip().startswith("["):

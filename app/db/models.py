@@ -11,6 +11,7 @@ from sqlalchemy import (
     CheckConstraint,
     Computed,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -77,7 +78,29 @@ class SourceFile(Base):
     size_bytes: Mapped[int] = mapped_column(BigInteger)
     mtime_ns: Mapped[int | None] = mapped_column(BigInteger)
     decoded_leniently: Mapped[bool] = mapped_column(server_default="false")
+    link_version: Mapped[int] = mapped_column(Integer, server_default="0")
     indexed_at: Mapped[datetime] = _created()
+
+
+class ChunkLink(Base):
+    """A name used on one line of a file, and where its definition is (app/indexing/links.py)."""
+
+    __tablename__ = "chunk_links"
+    __table_args__ = (
+        Index("ix_chunk_links_repository_id_name", "repository_id", "name"),
+        Index("ix_chunk_links_source_file_id", "source_file_id"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    repository_id: Mapped[int] = mapped_column(ForeignKey("repositories.id", ondelete="CASCADE"))
+    source_file_id: Mapped[int] = mapped_column(ForeignKey("source_files.id", ondelete="CASCADE"))
+    file_path: Mapped[str] = mapped_column(Text)
+    line: Mapped[int] = mapped_column(Integer)
+    name: Mapped[str] = mapped_column(Text)
+    match: Mapped[str] = mapped_column(String(16))
+    target: Mapped[str | None] = mapped_column(Text)
+    qualifier: Mapped[str | None] = mapped_column(Text)
+    confidence: Mapped[float] = mapped_column(Float)
 
 
 class CodeChunk(Base):

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.diff.parse import FileDiff
 from app.indexing.chunks import Chunk
-from app.indexing.files import changed_chunks, chunk_file
+from app.indexing.files import FileChunks, changed_chunks, chunk_file
+from app.indexing.links import Link, links_in
 
 #: ``read(path, side)`` -> the file's bytes at the diff's "old" or "new" side, or None.
 SourceReader = Callable[[str, str], bytes | None]
@@ -23,6 +24,7 @@ class ChangedFunction:
     added_lines: tuple[int, ...]  # new-file line numbers
     removed_lines: tuple[int, ...]  # old-file line numbers
     old_chunk: Chunk | None = None
+    uses: tuple[Link, ...] = ()  # where the names this version uses are defined
 
     @property
     def symbol_name(self) -> str | None:
@@ -52,15 +54,32 @@ def changed_functions(diffs: list[FileDiff], read: SourceReader) -> list[Changed
     return found
 
 
-def _chunks(path: str, data: bytes | None) -> list[Chunk]:
-    return list(chunk_file(path, data).chunks) if data is not None else []
+def _chunked(path: str, data: bytes | None) -> FileChunks:
+    return chunk_file(path, data) if data is not None else FileChunks(path, None, ())
 
 
 def _in_file(diff: FileDiff, read: SourceReader) -> list[ChangedFunction]:
-    new_chunks = [] if diff.status == "deleted" else _chunks(diff.path, read(diff.path, "new"))
-    old_chunks = (
-        [] if diff.status == "added" else _chunks(diff.old_path, read(diff.old_path, "old"))
+    new_file = _chunked(diff.path, None if diff.status == "deleted" else read(diff.path, "new"))
+    old_file = _chunked(
+        diff.old_path, None if diff.status == "added" else read(diff.old_path, "old")
     )
+    new_chunks, old_chunks = list(new_file.chunks), list(old_file.chunks)
+    result = _changed_in(diff, new_chunks, old_chunks)
+    return [
+        replace(
+            c,
+            uses=links_in(
+                list(old_file.links if c.status == "deleted" else new_file.links),
+                c.chunk.segments,
+            ),
+        )
+        for c in result
+    ]
+
+
+def _changed_in(
+    diff: FileDiff, new_chunks: list[Chunk], old_chunks: list[Chunk]
+) -> list[ChangedFunction]:
     old_by_name = {c.qualified_name: c for c in old_chunks}
     new_names = {c.qualified_name for c in new_chunks}
     touched_old = changed_chunks(old_chunks, diff.removed_lines)

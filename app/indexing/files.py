@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 from app.indexing.chunker import chunk_text
 from app.indexing.chunks import Chunk
 from app.indexing.languages import LanguageSpec, detect_language
+from app.indexing.links import Link, file_links
 from app.indexing.windows import ChunkLimits
 
 DEFAULT_MAX_FILE_BYTES = 1_000_000
@@ -69,6 +70,7 @@ class FileChunks:
     chunks: tuple[Chunk, ...]
     skipped: str | None = None
     decoded_leniently: bool = False
+    links: tuple[Link, ...] = ()  # where the names the file uses are defined
 
 
 def skip_reason(path: str, data: bytes, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> str | None:
@@ -127,7 +129,11 @@ def chunk_file(
         return FileChunks(path, language, (), skipped=reason)
     text, lenient = decode_source(data)
     chunks = chunk_text(path, text, spec, limits)
-    return FileChunks(path, language, tuple(chunks), decoded_leniently=lenient)
+    links: list[Link] = []
+    if spec is not None:
+        root = spec.parser().parse(text.encode("utf-8", "surrogatepass")).root_node
+        links = file_links(path, root, spec)
+    return FileChunks(path, language, tuple(chunks), decoded_leniently=lenient, links=tuple(links))
 
 
 def changed_chunks(chunks: Sequence[Chunk], changed_lines: Iterable[int]) -> list[Chunk]:

@@ -21,7 +21,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Generator, Iterable, Iterator, Sequence, Sized
 from contextlib import closing, contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -34,6 +34,7 @@ from app.indexing import store
 from app.indexing.chunks import Chunk
 from app.indexing.embedder import Embedder, EmbeddingError, EmbeddingUsage, embedding_text
 from app.indexing.files import chunk_file
+from app.indexing.links import LINK_VERSION, Link
 from app.indexing.source_tree import DirectorySource, FileSource, TreeFile
 from app.indexing.summarizer import (
     HEURISTIC,
@@ -170,6 +171,7 @@ class _FileWork:
     language: str | None
     lenient: bool
     chunks: tuple[Chunk, ...]
+    links: tuple[Link, ...]
 
 
 class Indexer:
@@ -264,6 +266,8 @@ class Indexer:
                     gone.append(tree_file.path)
                 continue
             previous = known.get(tree_file.path)
+            if previous is not None and previous.link_version < LINK_VERSION:
+                previous = replace(previous, content_hash="", mtime_ns=None)  # links: re-read
             if (
                 not self.options.full
                 and previous is not None
@@ -289,7 +293,12 @@ class Indexer:
             report.files_changed += 1
             batch.append(
                 _FileWork(
-                    tree_file, digest, result.language, result.decoded_leniently, result.chunks
+                    tree_file,
+                    digest,
+                    result.language,
+                    result.decoded_leniently,
+                    result.chunks,
+                    result.links,
                 )
             )
             if len(batch) >= self.options.batch_files:
@@ -344,6 +353,7 @@ class Indexer:
                 )
                 store.delete_chunks(conn, dropped)
                 store.move_chunks(conn, moved)
+                store.replace_links(conn, repo_id, file_id, tf.path, work.links)
                 rows = [
                     store.NewChunk(
                         chunk,

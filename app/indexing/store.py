@@ -15,6 +15,7 @@ from sqlalchemy import Connection, bindparam, delete, select, text, update
 
 from app.db.models import CodeChunk, EmbeddingCache, Repository, SourceFile, SummaryCache
 from app.indexing.chunks import Chunk
+from app.indexing.links import LINK_VERSION, Link
 from app.indexing.summarizer import split_identifier
 
 CHUNK_COPY_COLUMNS = (
@@ -48,6 +49,7 @@ class KnownFile:
     content_hash: str
     size: int
     mtime_ns: int | None
+    link_version: int = LINK_VERSION
 
 
 @dataclass(frozen=True)
@@ -108,9 +110,13 @@ def known_files(conn: Connection, repo_id: int) -> dict[str, KnownFile]:
             SourceFile.content_hash,
             SourceFile.size_bytes,
             SourceFile.mtime_ns,
+            SourceFile.link_version,
         ).where(SourceFile.repository_id == repo_id)
     )
-    return {r.path: KnownFile(r.id, r.content_hash, r.size_bytes, r.mtime_ns) for r in rows}
+    return {
+        r.path: KnownFile(r.id, r.content_hash, r.size_bytes, r.mtime_ns, r.link_version)
+        for r in rows
+    }
 
 
 def stored_chunks(
@@ -147,11 +153,13 @@ def upsert_file(
         conn.execute(
             text(
                 "INSERT INTO source_files (repository_id, path, content_hash, language, size_bytes,"
-                " mtime_ns, decoded_leniently) VALUES (:r, :p, :h, :l, :s, :m, :d)"
+                " mtime_ns, decoded_leniently, link_version)"
+                " VALUES (:r, :p, :h, :l, :s, :m, :d, :v)"
                 " ON CONFLICT (repository_id, path) DO UPDATE SET"
                 " content_hash = excluded.content_hash, language = excluded.language,"
                 " size_bytes = excluded.size_bytes,"
                 " mtime_ns = excluded.mtime_ns, decoded_leniently = excluded.decoded_leniently,"
+                " link_version = excluded.link_version,"
                 " indexed_at = now() RETURNING id"
             ),
             {
@@ -162,9 +170,49 @@ def upsert_file(
                 "s": size,
                 "m": mtime_ns,
                 "d": lenient,
+                "v": LINK_VERSION,
             },
         ).scalar_one()
     )
+
+
+LINK_COPY_COLUMNS = (
+    "repository_id",
+    "source_file_id",
+    "file_path",
+    "line",
+    "name",
+    "match",
+    "target",
+    "qualifier",
+    "confidence",
+)
+
+
+def replace_links(
+    conn: Connection, repo_id: int, file_id: int, path: str, links: Iterable[Link]
+) -> None:
+    """A file's links, all rewritten: they depend on the whole file (its imports), so a
+    change anywhere in it can change the links of chunks whose own code did not change."""
+    conn.execute(text("DELETE FROM chunk_links WHERE source_file_id = :f"), {"f": file_id})
+    dbapi = conn.connection.driver_connection
+    assert dbapi is not None
+    columns = ", ".join(f'"{c}"' for c in LINK_COPY_COLUMNS)
+    with dbapi.cursor() as cur, cur.copy(f"COPY chunk_links ({columns}) FROM STDIN") as copy:
+        for k in links:
+            copy.write_row(
+                (
+                    repo_id,
+                    file_id,
+                    path,
+                    k.line,
+                    k.name,
+                    k.match,
+                    k.target,
+                    k.qualifier,
+                    k.confidence,
+                )
+            )
 
 
 def touch_files(conn: Connection, updates: Sequence[tuple[int, int]]) -> None:

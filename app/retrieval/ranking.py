@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 
@@ -24,6 +24,8 @@ class ContextChunk:
     signals: tuple[str, ...] = ()
     found_for: int = 0  # how many changed functions retrieved it
     tokens: int = 0
+    link_score: float = 0.0  # the structural signal: a resolved link's confidence
+    secondary: bool = False  # tests, docs, examples, CI, config: ranked after code
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -32,7 +34,7 @@ class ContextChunk:
             "end_line": self.end_line,
             "symbol_name": self.symbol_name,
             "chunk_type": self.chunk_type,
-            "score": round(self.score, 6),
+            "score": round(self.link_score + self.score, 6),
             "tokens": self.tokens,
             "signals": list(self.signals),
         }
@@ -40,33 +42,64 @@ class ContextChunk:
 
 @dataclass
 class Candidate:
-    score: float = 0.0
+    score: float = 0.0  # fused rank score of the fill signals, summed over functions
+    link_score: float = 0.0  # best link confidence, plus a little per other function
     signals: set[str] = field(default_factory=set)
     found_for: int = 0
 
 
-def merge_function_scores(
-    per_function: Iterable[Mapping[int, tuple[float, set[str]]]],
-) -> dict[int, Candidate]:
-    """Sum each chunk's fused score over changed functions; count how many found it."""
+@dataclass
+class FunctionScores:
+    """What the signals found for one changed function."""
+
+    fused: dict[int, float] = field(default_factory=dict)  # fill signals, fused
+    links: dict[int, float] = field(default_factory=dict)  # structural: link scores
+    signals: dict[int, set[str]] = field(default_factory=dict)
+
+
+#: Each further changed function that links to a chunk adds this to its link score.
+LINK_SHARED_BONUS = 0.1
+
+
+def merge_function_scores(per_function: Iterable[FunctionScores]) -> dict[int, Candidate]:
+    """One candidate per chunk over all changed functions: fused scores add up; the link
+    score is the best one, plus ``LINK_SHARED_BONUS`` for each other function linked to it."""
     merged: dict[int, Candidate] = {}
-    for scores in per_function:
-        for chunk_id, (score, signals) in scores.items():
+    for found in per_function:
+        for chunk_id in found.fused.keys() | found.links.keys():
             candidate = merged.setdefault(chunk_id, Candidate())
-            candidate.score += score
-            candidate.signals |= signals
+            candidate.score += found.fused.get(chunk_id, 0.0)
+            link = found.links.get(chunk_id, 0.0)
+            if link:
+                shared = LINK_SHARED_BONUS if candidate.link_score else 0.0
+                candidate.link_score = max(candidate.link_score, link) + shared
+            candidate.signals |= found.signals.get(chunk_id, set())
             candidate.found_for += 1
     return merged
 
 
+def rank_key(chunk: ContextChunk) -> tuple[object, ...]:
+    """Code before tests, docs and config; within each, linked chunks by link score before
+    the fill signals' results by fused score. Ties break on path and line: stable order."""
+    return (
+        chunk.secondary,
+        chunk.link_score <= 0,
+        -chunk.link_score,
+        -chunk.score,
+        -chunk.found_for,
+        chunk.file_path,
+        chunk.start_line,
+    )
+
+
 def rank_context(chunks: Iterable[ContextChunk], max_per_file: int) -> list[ContextChunk]:
-    """Best first; drop chunks overlapping a better one in the same file; at most
-    ``max_per_file`` chunks per file. Ties break on path and line, so order is stable."""
-    ordered = sorted(chunks, key=lambda c: (-c.score, -c.found_for, c.file_path, c.start_line))
+    """Best first (``rank_key``); drop chunks overlapping a better one in the same file;
+    at most ``max_per_file`` unlinked chunks per file (linked ones are never capped)."""
+    ordered = sorted(chunks, key=rank_key)
     kept: list[ContextChunk] = []
     per_file: dict[str, int] = {}
     for chunk in ordered:
-        if per_file.get(chunk.file_path, 0) >= max_per_file:
+        if chunk.link_score <= 0 and per_file.get(chunk.file_path, 0) >= max_per_file:
             continue
         if any(
             k.file_path == chunk.file_path

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import openai
+import pathspec
 from sqlalchemy import Connection, Engine, text
 
 from app.config import Settings
@@ -15,16 +16,22 @@ from app.diff.parse import FileDiff
 from app.indexing.embedder import Embedder, EmbeddingUsage
 from app.llm.tokens import token_counter
 from app.retrieval.fusion import interleave, reciprocal_rank_fusion
+from app.retrieval.links import linked_callers, linked_definitions
 from app.retrieval.queries import RetrievalQuery, describe_change_with_llm, heuristic_queries
 from app.retrieval.ranking import (
     Candidate,
     ContextChunk,
+    FunctionScores,
     merge_function_scores,
     pack,
     rank_context,
 )
 from app.retrieval.search import indexed_repository, prepare_vector_search
-from app.retrieval.signals import lexical_signal, structural_signal, vector_signal
+from app.retrieval.signals import lexical_signal, vector_signal
+
+#: Weights of the fill signals in fusion. From the ablation in bench/RESULTS.md: each
+#: alone is far weaker than links, which rank first on their own (``rank_key``).
+SIGNAL_WEIGHTS = {"vector:hyde": 1.0, "vector:change": 1.0, "lexical": 1.0}
 
 
 @dataclass
@@ -90,7 +97,7 @@ def retrieve_context(
     result = ContextResult(list(changed), [], 0, budget, counter.name)
     if not changed:
         return result
-    searched = most_changed(changed, settings.retrieval_max_functions)
+    searched = most_changed([c for c in changed if searchable(c)], settings.retrieval_max_functions)
     queries = build_queries(
         searched,
         diffs,
@@ -106,35 +113,64 @@ def retrieve_context(
     result.timings["embedding_s"] = time.perf_counter() - started
 
     started = time.perf_counter()
+    secondary = secondary_paths(settings.retrieval_secondary_paths)
     with engine.begin() as conn:
         repo_id = indexed_repository(conn, repo, embedder.model)
         prepare_vector_search(conn)
         exclude = stale_chunk_ids(conn, repo_id, changed, diffs)
-        per_function = []
-        for function in searched:
-            rankings = _rankings(
+        per_function = [
+            _function_scores(
                 conn, repo_id, function, queries, vectors, embedder.model, exclude, settings
             )
-            fused = (
-                reciprocal_rank_fusion(rankings)
-                if settings.retrieval_fusion == "rrf"
-                else interleave(rankings)
-            )
-            per_function.append(
-                {
-                    cid: (
-                        score,
-                        {name.split(":")[0] for name, ids in rankings.items() if cid in ids},
-                    )
-                    for cid, score in fused.items()
-                }
-            )
+            for function in searched
+        ]
         merged = merge_function_scores(per_function)
-        chunks = _load(conn, merged)
+        chunks = _load(conn, merged, secondary)
     result.timings["database_s"] = time.perf_counter() - started
     ranked = rank_context(chunks, settings.max_chunks_per_file)
     result.context, result.tokens_used = pack(ranked, budget, counter.count)
     return result
+
+
+def secondary_paths(patterns: Sequence[str]) -> Callable[[str], bool]:
+    """``is_secondary(path)`` for gitignore-style ``patterns``."""
+    spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+    return spec.match_file
+
+
+def searchable(function: ChangedFunction) -> bool:
+    """Code is searched for; prose, config and unparsed text stay in the diff only."""
+    return function.chunk.language is not None and function.chunk.chunk_type != "window"
+
+
+def _function_scores(
+    conn: Connection,
+    repo_id: int,
+    function: ChangedFunction,
+    queries: Sequence[RetrievalQuery],
+    vectors: Sequence[Sequence[float]],
+    model: str,
+    exclude: Sequence[int],
+    settings: Settings,
+) -> FunctionScores:
+    found = FunctionScores()
+    rankings = _rankings(conn, repo_id, function, queries, vectors, model, exclude, settings)
+    found.fused = (
+        reciprocal_rank_fusion(rankings, weights=SIGNAL_WEIGHTS)
+        if settings.retrieval_fusion == "rrf"
+        else interleave(rankings)
+    )
+    for name, ids in rankings.items():
+        for cid in ids:
+            found.signals.setdefault(cid, set()).add(name.split(":")[0])
+    if "structural" in settings.retrieval_signals:
+        k = settings.retrieval_per_signal
+        hits = linked_definitions(conn, repo_id, function, exclude, k)
+        hits += linked_callers(conn, repo_id, function, exclude, k)
+        for hit in hits:
+            found.links[hit.chunk_id] = max(found.links.get(hit.chunk_id, 0.0), hit.score)
+            found.signals.setdefault(hit.chunk_id, set()).add("structural")
+    return found
 
 
 def most_changed(changed: Sequence[ChangedFunction], limit: int) -> list[ChangedFunction]:
@@ -173,10 +209,6 @@ def _rankings(
         terms = [q.text for _, q in mine if q.view == "change"]
         terms += [function.qualified_name or "", *function.chunk.references]
         rankings["lexical"] = lexical_signal(conn, repo_id, terms, exclude, k)
-    if "structural" in signals:
-        rankings["structural"] = structural_signal(
-            conn, repo_id, function.chunk.references, function.symbol_name, exclude, k
-        )
     return rankings
 
 
@@ -206,7 +238,9 @@ def stale_chunk_ids(
     return stale
 
 
-def _load(conn: Connection, merged: dict[int, Candidate]) -> list[ContextChunk]:
+def _load(
+    conn: Connection, merged: dict[int, Candidate], secondary: Callable[[str], bool]
+) -> list[ContextChunk]:
     if not merged:
         return []
     rows = conn.execute(
@@ -235,6 +269,8 @@ def _load(conn: Connection, merged: dict[int, Candidate]) -> list[ContextChunk]:
                 score=candidate.score,
                 signals=tuple(sorted(candidate.signals)),
                 found_for=candidate.found_for,
+                link_score=candidate.link_score,
+                secondary=row.language is None or secondary(row.file_path),
             )
         )
     return chunks

@@ -1,4 +1,5 @@
-"""The three search signals, each returning chunk ids best first. Run in one transaction."""
+"""The fill signals (vector, lexical), each returning chunk ids best first; the structural
+signal is in ``app/retrieval/links.py``. Run in one transaction."""
 
 from __future__ import annotations
 
@@ -40,49 +41,3 @@ def lexical_signal(
         {"q": query, "r": repo_id, "ex": list(exclude), "k": k},
     )
     return [r[0] for r in rows]
-
-
-def structural_signal(
-    conn: Connection,
-    repo_id: int,
-    uses: Sequence[str],
-    name: str | None,
-    exclude: Sequence[int],
-    k: int,
-) -> list[int]:
-    """Definitions of the names the changed function uses, then the chunks that use its name.
-
-    Definitions come in the order the function mentions them; callers by id.
-    """
-    definitions: list[int] = []
-    if uses:
-        definitions = [
-            r[0]
-            for r in conn.execute(
-                text(
-                    "SELECT id FROM code_chunks WHERE repository_id = :r"
-                    " AND symbol_name = ANY(CAST(:names AS text[])) AND chunk_type <> 'module'"
-                    " AND NOT (id = ANY(CAST(:ex AS bigint[])))"
-                    " ORDER BY array_position(CAST(:names AS text[]), symbol_name), id LIMIT :k"
-                ),
-                {"r": repo_id, "names": list(uses), "ex": list(exclude), "k": k},
-            )
-        ]
-    callers: list[int] = []
-    if name:
-        callers = [
-            r[0]
-            for r in conn.execute(
-                text(
-                    'SELECT id FROM code_chunks WHERE repository_id = :r AND "references" @>'
-                    " ARRAY[CAST(:name AS text)] AND NOT (id = ANY(CAST(:ex AS bigint[])))"
-                    " ORDER BY id LIMIT :k"
-                ),
-                {"r": repo_id, "name": name, "ex": list(exclude), "k": k},
-            )
-        ]
-    merged: list[int] = []
-    for chunk_id in definitions + callers:
-        if chunk_id not in merged:
-            merged.append(chunk_id)
-    return merged[:k]

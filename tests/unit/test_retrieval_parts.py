@@ -2,6 +2,7 @@
 
 from dataclasses import replace
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -10,7 +11,14 @@ from app.diff.parse import parse_diff
 from app.llm.tokens import estimate_tokens
 from app.retrieval.fusion import interleave, reciprocal_rank_fusion
 from app.retrieval.queries import diff_identifiers, heuristic_queries
-from app.retrieval.ranking import ContextChunk, merge_function_scores, pack, rank_context
+from app.retrieval.ranking import (
+    LINK_SHARED_BONUS,
+    ContextChunk,
+    FunctionScores,
+    merge_function_scores,
+    pack,
+    rank_context,
+)
 
 DIFF = """diff --git a/billing.py b/billing.py
 --- a/billing.py
@@ -77,11 +85,32 @@ def _chunk(
 
 def test_merge_counts_functions_and_sums_scores() -> None:
     merged = merge_function_scores(
-        [{7: (0.5, {"vector"})}, {7: (0.25, {"lexical"}), 8: (0.1, set())}]
+        [
+            FunctionScores({7: 0.5}, {9: 0.8}, {7: {"vector"}, 9: {"structural"}}),
+            FunctionScores({7: 0.25, 8: 0.1}, {9: 0.6}, {7: {"lexical"}}),
+        ]
     )
     assert merged[7].score == 0.75 and merged[7].found_for == 2
     assert merged[7].signals == {"vector", "lexical"}
-    assert merged[8].found_for == 1
+    assert merged[8].found_for == 1 and merged[8].link_score == 0
+    # the best link, plus a bonus for the second function linked to it
+    assert merged[9].link_score == pytest.approx(0.8 + LINK_SHARED_BONUS)
+
+
+def test_links_rank_first_and_code_before_tests_and_docs() -> None:
+    fused_best = _chunk(1, "pkg/a.py", 1, 5, 0.9)
+    linked = replace(_chunk(2, "pkg/b.py", 1, 5, 0.0), link_score=0.4)
+    better_link = replace(_chunk(3, "pkg/c.py", 1, 5, 0.0), link_score=0.9)
+    linked_test = replace(_chunk(4, "tests/test_b.py", 1, 5, 0.5), link_score=1.0, secondary=True)
+    ranked = rank_context([fused_best, linked, better_link, linked_test], max_per_file=3)
+    assert [c.chunk_id for c in ranked] == [3, 2, 1, 4]
+
+
+def test_linked_chunks_are_not_capped_per_file() -> None:
+    chunks = [replace(_chunk(i, "a.py", i * 10, i * 10 + 5, 0.0), link_score=0.5) for i in range(5)]
+    chunks.append(_chunk(9, "a.py", 100, 105, 0.9))  # unlinked: the cap counts linked ones too
+    ranked = rank_context(chunks, max_per_file=2)
+    assert [c.chunk_id for c in ranked] == [0, 1, 2, 3, 4]
 
 
 def test_rank_dedups_overlaps_and_caps_per_file() -> None:
