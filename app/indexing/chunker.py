@@ -180,8 +180,21 @@ class _SyntaxChunker:
         if not rows:
             return
         name = PurePosixPath(self.path).stem
-        for window in split_windows(self._lines(rows), self.limits):
-            self._add("module", name, self.path, window, None, None, cover=False)
+        for run in self._runs(rows):
+            for window in split_windows(self._lines(run), self.limits):
+                self._add("module", name, self.path, window, None, None, cover=False)
+
+    def _runs(self, rows: list[int]) -> list[list[int]]:
+        """Module rows cut where a definition lies between them, so each module chunk is
+        one contiguous stretch of the file and its line range is exactly what it holds."""
+        runs: list[list[int]] = []
+        for row in rows:
+            between = range(runs[-1][-1] + 1, row) if runs else range(0)
+            if runs and not any(r in self.covered for r in between):
+                runs[-1].extend([*between, row])  # blank lines inside a stretch belong to it
+            else:
+                runs.append([row])
+        return runs
 
     def _add(
         self,

@@ -57,6 +57,7 @@ class Link:
     target: str | None
     qualifier: str | None  # the class (methods) or Go package name the definition is in
     confidence: float
+    kind: str = "use"  # "import": an import or re-export line (``name`` may be ``*``)
 
 
 def file_links(path: str, root: Node, spec: LanguageSpec | None) -> list[Link]:
@@ -116,10 +117,11 @@ class _Extractor:
         target: str | None,
         confidence: float,
         qualifier: str | None = None,
+        kind: str = "use",
     ) -> None:
-        if len(name) > 1:
+        if len(name) > 1 or name == "*":
             line = node.start_point.row + 1
-            self.links.append(Link(line, name, match, target, qualifier, confidence))
+            self.links.append(Link(line, name, match, target, qualifier, confidence, kind))
 
     def name_only(self, node: Node, name: str) -> None:
         self.add(node, name, "name", None, NAME_ONLY)
@@ -203,6 +205,10 @@ class _Python(_Extractor):
             level = len(dots) - len(dots.lstrip("."))
             module = module[level:]
         files = self._files(module, level)
+        for child in node.named_children:
+            if child.type == "wildcard_import":
+                for file in files:
+                    self.add(child, "*", "module", file, IMPORTED, kind="import")
         for child in node.children_by_field_name("name"):
             if child.type == "dotted_name":
                 name = _text(child)
@@ -214,6 +220,8 @@ class _Python(_Extractor):
                 continue
             # `from pkg import mod` may bind a submodule: both readings are links
             self.imports[local] = (files + self._files(f"{module}.{name}", level), name)
+            for file in files:  # the import line itself: how re-exports are followed
+                self.add(child, name, "module", file, IMPORTED, kind="import")
 
     def _identifier(self, node: Node) -> None:
         parent = node.parent
@@ -247,7 +255,7 @@ class _Python(_Extractor):
                 self.add(attr, name, "module", file, IMPORTED, imported)
             return
         parent = node.parent
-        if parent is not None and parent.type == "call" and obj.type != "attribute":
+        if parent is not None and parent.type == "call":
             self.name_only(attr, name)
 
 
@@ -383,6 +391,8 @@ class _EcmaScript(_Extractor):
         for node in nodes:
             if node.type == "import_statement":
                 self._import(node)
+            elif node.type == "export_statement" and node.child_by_field_name("source"):
+                self._reexport(node)
             elif node.type in self.DEFINITIONS:
                 self.defined.add(_text(node.child_by_field_name("name")))
         for node in nodes:
@@ -407,6 +417,8 @@ class _EcmaScript(_Extractor):
                 name = _text(child.child_by_field_name("name"))
                 alias = child.child_by_field_name("alias")
                 self.imports[_text(alias) if alias is not None else name] = (stem, name)
+                if stem is not None:
+                    self.add(child, name, "stem", stem, IMPORTED, kind="import")
             elif child.type == "namespace_import":
                 for ident in child.named_children:
                     self.imports[_text(ident)] = (stem, None)
@@ -414,6 +426,19 @@ class _EcmaScript(_Extractor):
                 for ident in child.named_children:
                     if ident.type == "identifier":  # default import: the module's default
                         self.imports[_text(ident)] = (stem, "default")
+
+    def _reexport(self, node: Node) -> None:
+        """``export { a } from './m'`` and ``export * from './m'``: import links to follow."""
+        source = node.child_by_field_name("source")
+        stem = self._module(_text(source).strip("'\"`"))
+        if stem is None:
+            return
+        specifiers = [c for c in _walk(node) if c.type == "export_specifier"]
+        for spec in specifiers:
+            name = spec.child_by_field_name("name")
+            self.add(spec, _text(name), "stem", stem, IMPORTED, kind="import")
+        if not specifiers:
+            self.add(node, "*", "stem", stem, IMPORTED, kind="import")
 
     def _identifier(self, node: Node) -> None:
         parent = node.parent

@@ -186,6 +186,7 @@ LINK_COPY_COLUMNS = (
     "target",
     "qualifier",
     "confidence",
+    "kind",
 )
 
 
@@ -211,6 +212,7 @@ def replace_links(
                     k.target,
                     k.qualifier,
                     k.confidence,
+                    k.kind,
                 )
             )
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, Row, text
 
 from app.diff.changed import ChangedFunction
+from app.indexing.chunks import Chunk
 from app.indexing.links import NAME_ONLY
 
 #: A name-only link that matches more definitions than this says nothing.
@@ -52,47 +54,86 @@ class LinkHit:
     relation: str  # "definition" | "caller"
 
 
+#: Re-exports followed (``from .m import x`` in ``__init__.py``, ``export * from``).
+MAX_HOPS = 2
+HOP_DECAY = 0.95
+_UNNEST = (
+    "unnest(CAST(:names AS text[]), CAST(:matches AS text[]), CAST(:targets AS text[]),"
+    " CAST(:quals AS text[]), CAST(:confs AS float8[])) AS l(name, match, target, qualifier,"
+    " confidence)"
+)
+_LinkKey = tuple[str, str, str | None, str | None, float]
+
+
+def _params(links: Sequence[_LinkKey]) -> dict[str, object]:
+    return {
+        "names": [k[0] for k in links],
+        "matches": [k[1] for k in links],
+        "targets": [k[2] for k in links],
+        "quals": [k[3] for k in links],
+        "confs": [k[4] for k in links],
+    }
+
+
 def linked_definitions(
     conn: Connection, repo_id: int, function: ChangedFunction, exclude: Sequence[int], k: int
 ) -> list[LinkHit]:
-    """The definitions the changed function's links resolve to, best first."""
-    uses = function.uses
-    if not uses:
-        return []
-    rows = conn.execute(
-        text(
-            "WITH l AS (SELECT DISTINCT * FROM unnest(CAST(:names AS text[]),"
-            " CAST(:matches AS text[]), CAST(:targets AS text[]), CAST(:quals AS text[]),"
-            " CAST(:confs AS float8[])) AS l(name, match, target, qualifier, confidence))"
-            " SELECT c.id, l.name, l.match, l.target, l.qualifier, l.confidence"
-            " FROM l JOIN code_chunks c ON c.repository_id = :r AND c.symbol_name = l.name"
-            " AND c.chunk_type NOT IN ('module', 'window')"
-            " AND NOT (c.id = ANY(CAST(:ex AS bigint[])))"
-            f" WHERE {_resolves('c.file_path', 'c.qualified_name', 'c.language')}"
-        ),
-        {
-            "r": repo_id,
-            "names": [u.name for u in uses],
-            "matches": [u.match for u in uses],
-            "targets": [u.target for u in uses],
-            "quals": [u.qualifier for u in uses],
-            "confs": [u.confidence for u in uses],
-            "ex": list(exclude),
-        },
-    ).all()
-    matched: dict[tuple[object, ...], list[int]] = {}
-    for row in rows:
-        matched.setdefault(tuple(row[1:]), []).append(row[0])
+    """The definitions the changed function's links resolve to, best first. A link to a
+    module that only re-exports the name is followed to where it is defined."""
+    links = list(
+        {(u.name, u.match, u.target, u.qualifier, u.confidence): None for u in function.uses}
+    )
+    matched: dict[_LinkKey, dict[int, str]] = {}  # link -> {chunk id: definition}
+    for _ in range(MAX_HOPS + 1):
+        if not links:
+            break
+        rows = conn.execute(
+            text(
+                f"WITH l AS (SELECT DISTINCT * FROM {_UNNEST})"
+                " SELECT c.id, c.file_path || ':' || coalesce(c.qualified_name, ''),"
+                " l.name, l.match, l.target, l.qualifier, l.confidence"
+                " FROM l JOIN code_chunks c ON c.repository_id = :r AND c.symbol_name = l.name"
+                " AND c.chunk_type <> 'module'"
+                " AND NOT (c.id = ANY(CAST(:ex AS bigint[])))"
+                f" WHERE {_resolves('c.file_path', 'c.qualified_name', 'c.language')}"
+            ),
+            {"r": repo_id, "ex": list(exclude), **_params(links)},
+        ).all()
+        for row in rows:
+            matched.setdefault(tuple(row[2:]), {})[row[0]] = row[1]
+        links = _reexported(conn, repo_id, [k for k in links if k not in matched])
     best: dict[int, float] = {}
     for link, ids in matched.items():
-        confidence = float(link[-1])  # type: ignore[arg-type]
-        if confidence <= NAME_ONLY and len(set(ids)) > MAX_NAME_ONLY_MATCHES:
+        confidence = link[-1]
+        definitions = len(set(ids.values()))  # the windows of one long function count once
+        if confidence <= NAME_ONLY and definitions > MAX_NAME_ONLY_MATCHES:
             continue
-        score = confidence / math.sqrt(len(set(ids)))
+        score = confidence / math.sqrt(definitions)
         for chunk_id in ids:
             best[chunk_id] = max(best.get(chunk_id, 0.0), score)
     ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))[:k]
     return [LinkHit(chunk_id, score, "definition") for chunk_id, score in ranked]
+
+
+def _reexported(conn: Connection, repo_id: int, unresolved: Sequence[_LinkKey]) -> list[_LinkKey]:
+    """For links into a module that does not define the name: that module's own import
+    links of the name (or ``*``), as links of the original name, a little less confident."""
+    followable = [k for k in unresolved if k[1] in {"module", "stem"}]
+    if not followable:
+        return []
+    rows = conn.execute(
+        text(
+            f"WITH l AS (SELECT DISTINCT * FROM {_UNNEST})"
+            " SELECT DISTINCT l.name, i.match, i.target, l.confidence FROM l JOIN chunk_links i"
+            " ON i.repository_id = :r AND i.kind = 'import' AND i.name IN (l.name, '*')"
+            " WHERE CASE l.match"
+            "  WHEN 'module' THEN i.file_path = l.target"
+            "   OR right(i.file_path, length(l.target) + 1) = '/' || l.target"
+            f"  ELSE {_STEM.format(path='i.file_path')} = l.target END"
+        ),
+        {"r": repo_id, **_params(followable)},
+    ).all()
+    return list({(r.name, r.match, r.target, None, r.confidence * HOP_DECAY): None for r in rows})
 
 
 _PATH, _QUALIFIED, _LANGUAGE = (
@@ -106,44 +147,70 @@ def linked_callers(
     conn: Connection, repo_id: int, function: ChangedFunction, exclude: Sequence[int], k: int
 ) -> list[LinkHit]:
     """The chunks in other files whose links resolve to the changed function, best first
-    (most confident link, then most uses)."""
+    (most confident link, then most uses), also through modules that re-export it."""
     chunk = function.chunk
-    if not chunk.symbol_name or chunk.chunk_type in {"module", "window"}:
+    if not chunk.symbol_name or chunk.chunk_type == "module":
         return []
+    name = chunk.symbol_name
     namesakes = conn.execute(
         text(
-            "SELECT count(*) FROM code_chunks WHERE repository_id = :r AND symbol_name = :name"
-            " AND chunk_type NOT IN ('module', 'window')"
+            "SELECT count(DISTINCT (file_path, qualified_name)) FROM code_chunks"
+            " WHERE repository_id = :r AND symbol_name = :name AND chunk_type <> 'module'"
         ),
-        {"r": repo_id, "name": chunk.symbol_name},
+        {"r": repo_id, "name": name},
     ).scalar_one()
-    rows = conn.execute(
+    found: dict[int, tuple[float, int]] = {}  # chunk id -> (best confidence, uses)
+    places = [(function.file_path, 1.0)]
+    seen = {function.file_path}
+    for _ in range(MAX_HOPS + 1):
+        next_places: list[tuple[str, float]] = []
+        for path, decay in places:
+            for row in _links_to(conn, repo_id, name, path, chunk):
+                if row.kind == "import":
+                    if row.file_path not in seen and len(seen) < 8:
+                        seen.add(row.file_path)
+                        next_places.append((row.file_path, decay * HOP_DECAY))
+                    continue
+                confidence = float(row.confidence) * decay
+                if row.confidence <= NAME_ONLY:  # `x.name(...)`: which namesake is unknown
+                    if namesakes > MAX_NAME_ONLY_MATCHES:
+                        continue
+                    confidence /= math.sqrt(max(1, namesakes))
+                best, uses = found.get(row.id, (0.0, 0))
+                found[row.id] = (max(best, confidence), uses + 1)
+        places = next_places
+    hits = [
+        LinkHit(cid, confidence * (1 + 0.05 * min(uses - 1, 4)), "caller")
+        for cid, (confidence, uses) in found.items()
+        if cid not in exclude
+    ]
+    return sorted(hits, key=lambda h: (-h.score, h.chunk_id))[:k]
+
+
+def _links_to(
+    conn: Connection,
+    repo_id: int,
+    name: str,
+    path: str,
+    chunk: Chunk,
+) -> Sequence[Row[Any]]:
+    """Links in other files than ``path`` that resolve to ``name`` defined at ``path``,
+    each with the most specific chunk holding its line."""
+    return conn.execute(
         text(
-            "SELECT c.id, max(l.confidence) AS confidence, count(*) AS uses FROM chunk_links l"
+            "SELECT c.id, l.kind, l.file_path, l.confidence FROM chunk_links l"
             " JOIN LATERAL (SELECT c.id FROM code_chunks c WHERE c.source_file_id"
             " = l.source_file_id AND c.start_line <= l.line AND l.line <= c.end_line"
             " ORDER BY c.end_line - c.start_line, c.id LIMIT 1) c ON true"
-            " WHERE l.repository_id = :r AND l.name = :name AND l.file_path <> :path"
-            " AND NOT (c.id = ANY(CAST(:ex AS bigint[])))"
+            " WHERE l.repository_id = :r AND l.name IN (:name, '*') AND l.file_path <> :path"
             f" AND {_resolves(_PATH, _QUALIFIED, _LANGUAGE)}"
-            " GROUP BY c.id ORDER BY max(l.confidence) DESC, count(*) DESC, c.id LIMIT :k"
+            " LIMIT 2000"
         ),
         {
             "r": repo_id,
-            "name": chunk.symbol_name,
-            "path": function.file_path,
-            "qualified": chunk.qualified_name or chunk.symbol_name,
+            "name": name,
+            "path": path,
+            "qualified": chunk.qualified_name or name,
             "language": chunk.language or "",
-            "ex": list(exclude),
-            "k": k,
         },
     ).all()
-    hits = []
-    for row in rows:
-        confidence = float(row.confidence)
-        if confidence <= NAME_ONLY:  # `x.name(...)`: which of the namesakes is unknown
-            if namesakes > MAX_NAME_ONLY_MATCHES:
-                continue
-            confidence /= math.sqrt(max(1, namesakes))
-        hits.append(LinkHit(row.id, confidence * (1 + 0.05 * min(row.uses - 1, 4)), "caller"))
-    return hits

@@ -101,16 +101,19 @@ def rank_context(chunks: Iterable[ContextChunk], max_per_file: int) -> list[Cont
     for chunk in ordered:
         if chunk.link_score <= 0 and per_file.get(chunk.file_path, 0) >= max_per_file:
             continue
-        if any(
-            k.file_path == chunk.file_path
-            and k.start_line <= chunk.end_line
-            and chunk.start_line <= k.end_line
-            for k in kept
-        ):
+        if any(_overlap(k, chunk) for k in kept):
             continue
         kept.append(chunk)
         per_file[chunk.file_path] = per_file.get(chunk.file_path, 0) + 1
     return kept
+
+
+def _overlap(a: ContextChunk, b: ContextChunk) -> bool:
+    """Same lines of one file. A class chunk carries its header and member signatures, not
+    the members' bodies, so it does not overlap its methods."""
+    if a.file_path != b.file_path or (a.chunk_type == "class") != (b.chunk_type == "class"):
+        return False
+    return a.start_line <= b.end_line and b.start_line <= a.end_line
 
 
 def render_context_block(chunk: ContextChunk) -> str:

@@ -140,7 +140,7 @@ def secondary_paths(patterns: Sequence[str]) -> Callable[[str], bool]:
 
 def searchable(function: ChangedFunction) -> bool:
     """Code is searched for; prose, config and unparsed text stay in the diff only."""
-    return function.chunk.language is not None and function.chunk.chunk_type != "window"
+    return function.chunk.language is not None
 
 
 def _function_scores(

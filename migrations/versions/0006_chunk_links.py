@@ -36,6 +36,7 @@ def upgrade() -> None:
         sa.Column("target", sa.Text(), nullable=True),
         sa.Column("qualifier", sa.Text(), nullable=True),
         sa.Column("confidence", sa.Float(), nullable=False),
+        sa.Column("kind", sa.String(length=8), server_default="use", nullable=False),
         sa.ForeignKeyConstraint(
             ["repository_id"],
             ["repositories.id"],

@@ -23,21 +23,23 @@ EXPECTED: dict[str, list[tuple[str, str, str, int, int]]] = {
         ("function", "buffer_append", "buffer_append", 26, 33),
     ],
     "sample.cpp": [
-        ("module", "sample", "sample.cpp", 1, 28),
+        ("module", "sample", "sample.cpp", 1, 4),
         ("class", "Polygon", "geo::Polygon", 6, 15),
         ("method", "size", "geo::Polygon::size", 11, 11),
         ("method", "Polygon", "geo::Polygon::Polygon", 17, 17),
         ("method", "area", "geo::Polygon::area", 19, 26),
+        ("module", "sample", "sample.cpp", 28, 28),
         ("function", "clamp", "clamp", 30, 33),
     ],
     "sample.cs": [
-        ("module", "sample", "sample.cs", 1, 34),
+        ("module", "sample", "sample.cs", 1, 5),
         ("class", "StockLedger", "Shop.Inventory.StockLedger", 6, 28),
         ("method", "StockLedger", "Shop.Inventory.StockLedger.StockLedger", 13, 13),
         ("method", "Add", "Shop.Inventory.StockLedger.Add", 15, 19),
         ("method", "Adjust", "Shop.Inventory.StockLedger.Adjust", 21, 25),
         ("class", "ILedger", "Shop.Inventory.ILedger", 30, 33),
         ("method", "Adjust", "Shop.Inventory.ILedger.Adjust", 32, 32),
+        ("module", "sample", "sample.cs", 34, 34),
     ],
     "sample.go": [
         ("module", "sample", "sample.go", 1, 7),
@@ -60,13 +62,14 @@ EXPECTED: dict[str, list[tuple[str, str, str, int, int]]] = {
         ("method", "taxFor", "OrderService.TaxPolicy.taxFor", 37, 37),
     ],
     "sample.js": [
-        ("module", "sample", "sample.js", 1, 31),
+        ("module", "sample", "sample.js", 1, 3),
         ("function", "resolveFrom", "resolveFrom", 5, 10),
         ("class", "Loader", "Loader", 12, 24),
         ("method", "constructor", "Loader.constructor", 13, 15),
         ("method", "load", "Loader.load", 17, 19),
         ("method", "create", "Loader.create", 21, 23),
         ("function", "once", "once", 26, 29),
+        ("module", "sample", "sample.js", 31, 31),
     ],
     "sample.kt": [
         ("module", "sample", "sample.kt", 1, 3),
@@ -86,13 +89,14 @@ EXPECTED: dict[str, list[tuple[str, str, str, int, int]]] = {
         ("function", "render_invoice", "App\\Billing::render_invoice", 26, 29),
     ],
     "sample.py": [
-        ("module", "sample", "sample.py", 1, 42),
+        ("module", "sample", "sample.py", 1, 8),
         ("class", "Bucket", "Bucket", 11, 28),
         ("class", "Config", "Bucket.Config", 18, 21),
         ("method", "describe", "Bucket.Config.describe", 21, 22),
         ("method", "empty", "Bucket.empty", 24, 26),
         ("method", "take", "Bucket.take", 28, 34),
         ("function", "make_bucket", "make_bucket", 37, 38),
+        ("module", "sample", "sample.py", 41, 42),
     ],
     "sample.rb": [
         ("module", "sample", "sample.rb", 1, 3),
@@ -103,11 +107,14 @@ EXPECTED: dict[str, list[tuple[str, str, str, int, int]]] = {
         ("method", "amount_in_dollars", "Payments::Charge::amount_in_dollars", 21, 23),
     ],
     "sample.rs": [
-        ("module", "sample", "sample.rs", 1, 31),
+        ("module", "sample", "sample.rs", 1, 3),
         ("class", "Config", "Config", 5, 9),
+        ("module", "sample", "sample.rs", 11, 11),
         ("method", "parse", "impl Config::parse", 12, 20),
         ("method", "get", "impl Config::get", 22, 24),
+        ("module", "sample", "sample.rs", 25, 27),
         ("method", "fmt", "impl std::fmt::Display for Config::fmt", 28, 30),
+        ("module", "sample", "sample.rs", 31, 31),
         ("class", "ParseError", "ParseError", 33, 36),
         ("function", "split_pair", "split_pair", 38, 40),
     ],
@@ -202,14 +209,12 @@ def test_signature_docstring_and_references() -> None:
     assert py["Bucket.take"].docstring == "Take one token if there is one."
 
 
-def test_module_chunk_collects_top_level_code() -> None:
-    module = next(c for c in _chunks("sample.py") if c.chunk_type == "module")
-    assert module.raw_code.splitlines() == [
-        '"""Rate limiting for the public API."""',
-        "from __future__ import annotations",
-        "import time",
-        "from dataclasses import dataclass",
-        "DEFAULT_RATE = 10",
+def test_module_chunks_are_contiguous_stretches_of_top_level_code() -> None:
+    modules = [c for c in _chunks("sample.py") if c.chunk_type == "module"]
+    assert [(c.start_line, c.end_line) for c in modules] == [(1, 8), (41, 42)]
+    assert modules[0].raw_code.splitlines()[0] == '"""Rate limiting for the public API."""'
+    assert modules[0].raw_code.splitlines()[-1] == "DEFAULT_RATE = 10"
+    assert modules[1].raw_code.splitlines() == [
         'if __name__ == "__main__":',
         "    print(make_bucket().take())",
     ]

@@ -1,0 +1,281 @@
+"""Recall of retrieved context on real commit histories (issue 9's benchmark).
+
+Cases come from ``bench/recall_cases.py`` (its own resolver, independent of the
+product). For each case the repository is indexed at the commit's parent (incrementally,
+oldest case first, from ``git archive`` of a bare mirror), the commit's diff is read the
+way ``reviewbot context`` reads it, and each retriever returns a ranked list. Scored:
+
+- R@B: share of targets whose definition line lies in a returned item, taking items in
+  rank order while their cost fits B tokens (an item too big for what is left is skipped,
+  as the packer does); cost = ceil(chars / 4) of the item's code;
+- R@10: share of targets hit by the first 10 items; MRR: 1 / rank of the first hit.
+
+An item of a class chunk hits only a target starting at the class itself (it carries the
+member signatures, not their bodies). Retrievers: reviewbot (all signals), each signal
+alone (ablation), and BM25 over tree-sitter function chunks of the parent commit.
+
+Mirrors come from the ``fetch`` tool (bare repositories under /work/.mirror). Run:
+
+    python -m bench.recall_bench --mirrors /work/.mirror [--cases 40] [--embedder hash|local]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.recall_cases import Case, Definition, Snapshot, git, git_bytes, mine
+
+REPOS = [
+    ("encode/httpx", "python"),
+    ("pallets/click", "python"),
+    ("python-attrs/attrs", "python"),
+    ("spf13/cobra", "go"),
+    ("gin-gonic/gin", "go"),
+    ("urfave/cli", "go"),
+    ("colinhacks/zod", "typescript"),
+    ("sindresorhus/ky", "typescript"),
+    ("pmndrs/zustand", "typescript"),
+]
+BUDGETS = (2000, 4000, 8000)
+RETRIEVERS = {
+    "reviewbot": ("vector", "lexical", "structural"),
+    "structural only": ("structural",),
+    "vector only": ("vector",),
+    "lexical only": ("lexical",),
+}
+
+
+@dataclass(frozen=True)
+class Item:
+    path: str
+    start: int
+    end: int
+    chunk_type: str
+    cost: int
+
+
+def hits(item: Item, target: Definition) -> bool:
+    if item.path != target.path or not item.start <= target.start <= item.end:
+        return False
+    return item.chunk_type != "class" or target.start <= item.start + 3
+
+
+def score(items: Sequence[Item], targets: Sequence[Definition]) -> dict[str, float]:
+    found: dict[str, float] = {}
+    for budget in BUDGETS:
+        used, taken = 0, []
+        for item in items:
+            if used + item.cost <= budget:
+                used += item.cost
+                taken.append(item)
+        found[f"R@{budget}"] = _recall(taken, targets)
+    found["R@10"] = _recall(items[:10], targets)
+    first = next((i for i, it in enumerate(items, 1) if any(hits(it, t) for t in targets)), None)
+    found["MRR"] = 1 / first if first else 0.0
+    return found
+
+
+def _recall(items: Sequence[Item], targets: Sequence[Definition]) -> float:
+    return sum(any(hits(i, t) for i in items) for t in targets) / len(targets)
+
+
+# -- BM25 baseline --------------------------------------------------------------------
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def words(text: str) -> list[str]:
+    out = []
+    for ident in _WORD.findall(text):
+        out.append(ident.lower())
+        parts = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", ident)
+        if len(parts) > 1:
+            out += [p.lower() for p in parts]
+    return out
+
+
+def bm25(case: Case, git_dir: str, k1: float = 1.2, b: float = 0.75) -> list[Item]:
+    snapshot = Snapshot(git_dir, case.parent, case.language)
+    touched = {c.split(":")[0] for c in case.changed}
+    docs: list[tuple[Definition, Counter[str], int]] = []
+    for path, parsed in snapshot.files.items():
+        if path in touched:
+            continue
+        lines = _file_lines(git_dir, case.parent, path)
+        for d in parsed.definitions:
+            text = "\n".join(lines[d.start - 1 : d.end])
+            docs.append((d, Counter(words(text)), len(text)))
+    if not docs:
+        return []
+    avg = statistics.mean(sum(c.values()) for _, c, _ in docs)
+    df: Counter[str] = Counter()
+    for _, counts, _ in docs:
+        df.update(counts.keys())
+    query = set(words(case.query_code))
+    scored = []
+    for d, counts, chars in docs:
+        length = sum(counts.values())
+        s = 0.0
+        for term in query & counts.keys():
+            idf = math.log(1 + (len(docs) - df[term] + 0.5) / (df[term] + 0.5))
+            tf = counts[term]
+            s += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avg))
+        if s > 0:
+            scored.append((s, d, chars))
+    scored.sort(key=lambda x: (-x[0], x[1].path, x[1].start))
+    items: list[Item] = []
+    for _, d, chars in scored:
+        if any(i.path == d.path and i.start <= d.end and d.start <= i.end for i in items):
+            continue
+        items.append(Item(d.path, d.start, d.end, "function", math.ceil(chars / 4)))
+        if len(items) >= 200:
+            break
+    return items
+
+
+_LINES: dict[tuple[str, str], list[str]] = {}
+
+
+def _file_lines(git_dir: str, commit: str, path: str) -> list[str]:
+    key = (commit, path)
+    if key not in _LINES:
+        _LINES[key] = git(git_dir, "show", f"{commit}:{path}").split("\n")
+    return _LINES[key]
+
+
+# -- the product ----------------------------------------------------------------------
+
+
+def product_runner(engine: object, embedder: object) -> Callable[..., dict[str, list[Item]]]:
+    from app.config import Settings
+    from app.diff.changed import changed_functions
+    from app.diff.local_git import LocalRepo
+    from app.diff.parse import parse_diff
+    from app.indexing.archive import ArchiveLimits, GitArchiveSource
+    from app.indexing.indexer import Indexer
+    from app.retrieval.retrieve import retrieve_context
+
+    def run(case: Case, git_dir: str, timings: list[float]) -> dict[str, list[Item]]:
+        source = GitArchiveSource(git_dir, case.parent, None, ArchiveLimits())
+        Indexer(engine, case.repo, source, embedder=embedder).run()  # type: ignore[arg-type]
+        diffs = parse_diff(git_bytes(git_dir, "diff", case.parent, case.commit))
+        local = LocalRepo(Path(git_dir))
+        sides = {"old": case.parent, "new": case.commit}
+        changed = changed_functions(diffs, lambda path, side: local.read(sides[side], path))
+        out = {}
+        for name, signals in RETRIEVERS.items():
+            settings = Settings(retrieval_signals=signals)
+            started = time.perf_counter()
+            result = retrieve_context(
+                engine,  # type: ignore[arg-type]
+                case.repo,
+                diffs,
+                changed,
+                embedder,  # type: ignore[arg-type]
+                settings,
+                budget=1_000_000,
+            )
+            if name == "reviewbot":
+                timings.append(time.perf_counter() - started)
+            out[name] = [
+                Item(
+                    c.file_path, c.start_line, c.end_line, c.chunk_type, math.ceil(len(c.code) / 4)
+                )
+                for c in result.context
+            ]
+        return out
+
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    parser.add_argument("--cases", type=int, default=40, help="cases per repository")
+    parser.add_argument("--embedder", choices=["hash", "local"], default="hash")
+    parser.add_argument("--json", type=Path, help="write per-case scores here")
+    args = parser.parse_args()
+
+    from app.config import Settings
+    from app.db.engine import open_database
+    from app.indexing.embedder import HashEmbedder, select_embedder
+
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings(data_dir=Path(tmp) / "data", embedding_provider=args.embedder)
+        embedder = HashEmbedder() if args.embedder == "hash" else select_embedder(settings)
+        with open_database(settings) as db:
+            run = product_runner(db.engine, embedder)
+            rows: list[dict[str, object]] = []
+            timings: list[float] = []
+            for full_name, language in REPOS:
+                git_dir = str(args.mirrors / full_name.replace("/", "+") / "repo")
+                started = time.perf_counter()
+                cases = mine(git_dir, full_name, language, args.cases)
+                mined = time.perf_counter() - started
+                for case in cases:
+                    results = run(case, git_dir, timings)
+                    results["BM25"] = bm25(case, git_dir)
+                    for retriever, items in results.items():
+                        rows.append(
+                            {
+                                "repo": full_name,
+                                "language": language,
+                                "commit": case.commit,
+                                "retriever": retriever,
+                                "targets": len(case.targets),
+                                **score(items, case.targets),
+                            }
+                        )
+                print(
+                    f"{full_name}: {len(cases)} cases (mined in {mined:.0f} s)",
+                    file=sys.stderr,
+                )
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
+    report(rows, timings, args.embedder)
+
+
+def report(rows: list[dict[str, object]], timings: list[float], embedder: str) -> None:
+    metrics = [f"R@{b}" for b in BUDGETS] + ["R@10", "MRR"]
+    cases = len({r["commit"] for r in rows})
+    print(f"\n{cases} cases, embedder {embedder}\n")
+    print("| retriever | scope | cases | " + " | ".join(metrics) + " |")
+    print("|---|---|---|" + "---|" * len(metrics))
+    groups: dict[tuple[str, str], list[dict[str, object]]] = defaultdict(list)
+    for r in rows:
+        groups[(str(r["retriever"]), "all")].append(r)
+        groups[(str(r["retriever"]), str(r["language"]))].append(r)
+    order = [*RETRIEVERS, "BM25"]
+    for retriever in order:
+        for scope in ("all", "python", "go", "typescript"):
+            group = groups.get((retriever, scope), [])
+            if group:
+                means = [statistics.mean(float(g[m]) for g in group) for m in metrics]  # type: ignore[arg-type]
+                print(
+                    f"| {retriever} | {scope} | {len(group)} | "
+                    + " | ".join(f"{v:.2f}" for v in means)
+                    + " |"
+                )
+    if timings:
+        print(
+            f"\nretrieval per case (reviewbot, all signals): median "
+            f"{statistics.median(timings) * 1000:.0f} ms, p90 "
+            f"{sorted(timings)[int(len(timings) * 0.9)] * 1000:.0f} ms"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,312 @@
+"""Recall benchmark cases from real commit histories, with the benchmark's own resolver.
+
+Deliberately independent of the product: its own tree-sitter node tables, its own name
+resolution, nothing imported from ``app``. A case is a first-parent, non-merge commit
+that modifies 1-4 functions in 1-3 source files of one language (tests, docs and
+examples excluded). Its targets, all in files the commit does not touch and outside
+tests/docs/examples:
+
+- callees: definitions of the names the changed functions call, when the name has at
+  most two definitions in the repository (so the target is unambiguous);
+- callers: up to five functions (by path) that call a changed function, when that
+  function's name has at most two definitions in the repository.
+
+Cases with no target or more than 15 are dropped.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import re
+import subprocess
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from tree_sitter import Language, Node, Parser
+
+
+@dataclass(frozen=True)
+class Lang:
+    name: str
+    module: str
+    entry: str
+    extensions: tuple[str, ...]
+    definitions: dict[str, str]  # node type -> field holding its name
+    calls: dict[str, str]  # call node type -> field holding the callee
+
+
+LANGS = {
+    "python": Lang(
+        "python",
+        "tree_sitter_python",
+        "language",
+        (".py",),
+        {"function_definition": "name", "class_definition": "name"},
+        {"call": "function"},
+    ),
+    "go": Lang(
+        "go",
+        "tree_sitter_go",
+        "language",
+        (".go",),
+        {"function_declaration": "name", "method_declaration": "name", "type_spec": "name"},
+        {"call_expression": "function", "composite_literal": "type"},
+    ),
+    "typescript": Lang(
+        "typescript",
+        "tree_sitter_typescript",
+        "language_typescript",
+        (".ts", ".mts", ".cts"),
+        {
+            "function_declaration": "name",
+            "method_definition": "name",
+            "class_declaration": "name",
+            "abstract_class_declaration": "name",
+            "interface_declaration": "name",
+            "type_alias_declaration": "name",
+        },
+        {"call_expression": "function", "new_expression": "constructor"},
+    ),
+}
+SECONDARY = re.compile(
+    r"(^|/)(tests?|testing|__tests__|spec|testdata|docs?|examples?|_examples|benchmarks?|"
+    r"scripts|fixtures)/|(^|/)test_[^/]*\.py$|_test\.(py|go)$|\.(test|spec|bench)\.[cm]?[jt]sx?$"
+    r"|(^|/)conftest\.py$|\.d\.ts$"
+)
+MAX_NAME_DEFINITIONS = 2
+MAX_CALLERS = 5
+
+
+@dataclass(frozen=True)
+class Definition:
+    path: str
+    name: str
+    start: int  # 1-based, the definition's own first line
+    end: int
+
+
+@dataclass
+class Case:
+    repo: str
+    language: str
+    parent: str
+    commit: str
+    changed: list[str] = field(default_factory=list)  # "path:name"
+    targets: list[Definition] = field(default_factory=list)
+    query_code: str = ""  # the changed functions' new code (BM25's query)
+
+
+def git(git_dir: str, *args: str) -> str:
+    return subprocess.run(
+        ["git", "--git-dir", git_dir, *args], check=True, capture_output=True, text=True
+    ).stdout
+
+
+def git_bytes(git_dir: str, *args: str) -> bytes:
+    return subprocess.run(
+        ["git", "--git-dir", git_dir, *args], check=True, capture_output=True
+    ).stdout
+
+
+@functools.cache
+def _parser(lang: str) -> Parser:
+    spec = LANGS[lang]
+    return Parser(Language(getattr(importlib.import_module(spec.module), spec.entry)()))
+
+
+def _walk(node: Node) -> Iterator[Node]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
+
+
+def _name(node: Node | None) -> str:
+    return node.text.decode("utf-8", "replace") if node is not None and node.text else ""
+
+
+@dataclass
+class ParsedFile:
+    definitions: list[Definition]
+    calls: list[tuple[int, str]]  # (1-based line, called name)
+
+
+def parse(lang: str, path: str, data: bytes) -> ParsedFile:
+    spec = LANGS[lang]
+    root = _parser(lang).parse(data).root_node
+    defs: list[Definition] = []
+    calls: list[tuple[int, str]] = []
+    for node in _walk(root):
+        if node.type in spec.definitions:
+            name = _name(node.child_by_field_name(spec.definitions[node.type]))
+            if name:
+                defs.append(
+                    Definition(path, name, node.start_point.row + 1, node.end_point.row + 1)
+                )
+        elif node.type in spec.calls:
+            callee = node.child_by_field_name(spec.calls[node.type])
+            if callee is None:
+                continue
+            # the last identifier of `f`, `a.f`, `pkg.F`, `this.f`, `a.b.f`
+            for key in ("attribute", "field", "property", "name"):
+                inner = callee.child_by_field_name(key)
+                if inner is not None:
+                    callee = inner
+                    break
+            if callee.type.endswith("identifier"):
+                calls.append((callee.start_point.row + 1, _name(callee)))
+    return ParsedFile(defs, calls)
+
+
+class Snapshot:
+    """All source files of one language at one commit, parsed (cached by blob id)."""
+
+    _cache: ClassVar[dict[str, ParsedFile]] = {}
+
+    def __init__(self, git_dir: str, commit: str, lang: str) -> None:
+        self.files: dict[str, ParsedFile] = {}
+        listing = git(git_dir, "ls-tree", "-r", commit)
+        wanted = []
+        for line in listing.splitlines():
+            meta, path = line.split("\t", 1)
+            _, kind, blob = meta.split()
+            if kind == "blob" and path.endswith(LANGS[lang].extensions):
+                wanted.append((path, blob))
+        missing = [(p, b) for p, b in wanted if b not in self._cache]
+        if missing:
+            batch = subprocess.run(
+                ["git", "--git-dir", git_dir, "cat-file", "--batch"],
+                input="".join(f"{b}\n" for _, b in missing).encode(),
+                capture_output=True,
+                check=True,
+            ).stdout
+            offset = 0
+            for path, blob in missing:
+                header_end = batch.index(b"\n", offset)
+                size = int(batch[offset:header_end].split()[2])
+                data = batch[header_end + 1 : header_end + 1 + size]
+                offset = header_end + 1 + size + 1
+                self._cache[blob] = parse(lang, path, data)
+        for path, blob in wanted:
+            parsed = self._cache[blob]
+            self.files[path] = ParsedFile(
+                [Definition(path, d.name, d.start, d.end) for d in parsed.definitions],
+                parsed.calls,
+            )
+        self.by_name: dict[str, list[Definition]] = defaultdict(list)
+        for parsed in self.files.values():
+            for d in parsed.definitions:
+                self.by_name[d.name].append(d)
+
+
+def _added_lines(git_dir: str, parent: str, commit: str, path: str) -> set[int]:
+    diff = git(git_dir, "diff", "-U0", parent, commit, "--", path)
+    lines: set[int] = set()
+    for match in re.finditer(r"^@@ -\S+ \+(\d+)(?:,(\d+))? @@", diff, re.MULTILINE):
+        start, count = int(match.group(1)), int(match.group(2) or "1")
+        lines.update(range(start, start + count))
+    return lines
+
+
+def mine(git_dir: str, repo: str, lang: str, limit: int, scan: int = 600) -> list[Case]:
+    """Up to ``limit`` cases from the newest ``scan`` first-parent commits, oldest first."""
+    spec = LANGS[lang]
+    commits = git(git_dir, "rev-list", "--first-parent", "--no-merges", f"-n{scan}", "HEAD")
+    cases: list[Case] = []
+    for commit in commits.split():
+        parents = git(git_dir, "rev-list", "--parents", "-n1", commit).split()[1:]
+        if len(parents) != 1:
+            continue
+        case = _case(git_dir, repo, spec, parents[0], commit)
+        if case is not None:
+            cases.append(case)
+            if len(cases) >= limit:
+                break
+    return list(reversed(cases))
+
+
+def _case(git_dir: str, repo: str, spec: Lang, parent: str, commit: str) -> Case | None:
+    status = git(git_dir, "diff", "--name-status", "--no-renames", parent, commit).splitlines()
+    touched = [line.split("\t")[-1] for line in status]
+    code = [
+        line.split("\t")[1]
+        for line in status
+        if line.startswith("M\t")
+        and line.endswith(spec.extensions)
+        and not SECONDARY.search(line.split("\t")[1])
+    ]
+    numstat = git(git_dir, "diff", "--numstat", parent, commit, "--", *code) if code else ""
+    changed_lines = sum(
+        int(a) + int(b) for a, b, _ in (r.split("\t") for r in numstat.splitlines()) if a != "-"
+    )
+    if not 1 <= len(code) <= 3 or changed_lines > 120:
+        return None
+    changed: list[tuple[str, Definition, ParsedFile]] = []
+    for path in code:
+        new = parse(spec.name, path, git_bytes(git_dir, "show", f"{commit}:{path}"))
+        added = _added_lines(git_dir, parent, commit, path)
+        functions = [d for d in new.definitions if any(d.start <= n <= d.end for n in added)]
+        innermost = [
+            d
+            for d in functions
+            if not any(o is not d and d.start <= o.start and o.end <= d.end for o in functions)
+        ]
+        changed += [(path, d, new) for d in innermost]
+    if not 1 <= len(changed) <= 4:
+        return None
+    before = Snapshot(git_dir, parent, spec.name)
+    excluded = set(touched)
+    targets: dict[tuple[str, int], Definition] = {}
+    own_names = {d.name for _, d, _ in changed}
+    for _path, function, new in changed:
+        called = {name for line, name in new.calls if function.start <= line <= function.end}
+        for name in sorted(called - own_names):
+            found = before.by_name.get(name, [])
+            local = [d for d in new.definitions if d.name == name]
+            if local or not 1 <= len(found) <= MAX_NAME_DEFINITIONS:
+                continue
+            for d in found:
+                if d.path not in excluded and not SECONDARY.search(d.path):
+                    targets[(d.path, d.start)] = d
+        if len(before.by_name.get(function.name, [])) > MAX_NAME_DEFINITIONS:
+            continue
+        callers = []
+        for other, parsed in sorted(before.files.items()):
+            if other in excluded or SECONDARY.search(other):
+                continue
+            lines = [line for line, name in parsed.calls if name == function.name]
+            for d in parsed.definitions:
+                if any(d.start <= line <= d.end for line in lines):
+                    inner = [
+                        o
+                        for o in parsed.definitions
+                        if o is not d
+                        and d.start <= o.start
+                        and o.end <= d.end
+                        and any(o.start <= line <= o.end for line in lines)
+                    ]
+                    if not inner:
+                        callers.append(d)
+        for d in callers[:MAX_CALLERS]:
+            targets[(d.path, d.start)] = d
+    if not 1 <= len(targets) <= 15:
+        return None
+    query = "\n".join(
+        "\n".join(
+            git(git_dir, "show", f"{commit}:{path}").split("\n")[function.start - 1 : function.end]
+        )
+        for path, function, _ in changed
+    )
+    return Case(
+        repo,
+        spec.name,
+        parent,
+        commit,
+        [f"{p}:{d.name}" for p, d, _ in changed],
+        sorted(targets.values(), key=lambda d: (d.path, d.start)),
+        query,
+    )

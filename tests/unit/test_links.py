@@ -1,0 +1,196 @@
+"""Import-aware links per language, on code shaped like the projects it was built for."""
+
+from __future__ import annotations
+
+from app.indexing.files import chunk_file
+from app.indexing.links import NAME_ONLY, Link, links_in, stem_of
+
+
+def _links(path: str, source: str) -> list[Link]:
+    return list(chunk_file(path, source.encode()).links)
+
+
+def _targets(links: list[Link], name: str, kind: str = "use") -> set[tuple[str, str | None]]:
+    return {(k.match, k.target) for k in links if k.name == name and k.kind == kind}
+
+
+PYTHON = """\
+from __future__ import annotations
+
+import typing
+import httpx._exceptions as exc
+from ._utils import to_bytes, guess_content_type as guess
+from .. import config
+from ._models import Request
+
+
+class Client(BaseClient):
+    def send(self, request: Request) -> None:
+        body = to_bytes(request.content)
+        kind = guess(request.url)
+        self._transport.handle(request)
+        config.load_settings()
+        self.build_request(kind)
+        raise exc.TransportError(body)
+
+    def build_request(self, kind):
+        return helper(kind)
+
+
+def helper(value):
+    return value.strip()
+"""
+
+
+def test_python_imports_relative_aliased_and_self() -> None:
+    links = _links("httpx/_client.py", PYTHON)
+    # `from ._utils import to_bytes`: the sibling module, as file or package
+    assert ("module", "httpx/_utils.py") in _targets(links, "to_bytes")
+    # aliased: the link names the definition, not the alias
+    assert ("module", "httpx/_utils.py") in _targets(links, "guess_content_type")
+    assert not _targets(links, "guess")
+    # `from .. import config`: config may be a module of the parent package
+    assert ("module", "config.py") in _targets(links, "load_settings")
+    # `import httpx._exceptions as exc`: absolute, matched by path suffix
+    assert _targets(links, "TransportError") == {
+        ("module", "httpx/_exceptions.py"),
+        ("module", "httpx/_exceptions/__init__.py"),
+    }
+    # `self.build_request`: this file, in the enclosing class
+    build = [k for k in links if k.name == "build_request" and k.kind == "use"]
+    assert [(k.match, k.target, k.qualifier) for k in build] == [
+        ("file", "httpx/_client.py", "Client")
+    ]
+    # a same-file function; a method on an unknown value only by name
+    assert _targets(links, "helper") == {("file", "httpx/_client.py")}
+    assert {k.confidence for k in links if k.name == "strip"} == {NAME_ONLY}
+    # import lines are import links, which retrieval follows through re-exports
+    assert ("module", "httpx/_utils.py") in _targets(links, "to_bytes", kind="import")
+
+
+def test_python_links_of_a_chunk_are_those_on_its_lines() -> None:
+    result = chunk_file("httpx/_client.py", PYTHON.encode())
+    send = next(c for c in result.chunks if c.qualified_name == "Client.send")
+    names = {k.name for k in links_in(list(result.links), send.segments)}
+    assert {"to_bytes", "guess_content_type", "handle", "build_request"} <= names
+    assert "strip" not in names  # helper's body, not send's
+
+
+GO = """\
+package cobra
+
+import (
+	"fmt"
+	"strings"
+
+	flag "github.com/spf13/pflag"
+	"github.com/spf13/cobra/internal/cc"
+)
+
+func (c *Command) InitDefaultHelpCmd() {
+	if !c.HasSubCommands() {
+		return
+	}
+	fmt.Println(strings.TrimSpace(c.Name()))
+	CheckErr(cc.Helper(c.Flags()))
+	var fs *flag.FlagSet
+	other.Method()
+	_ = Completion{}
+}
+"""
+
+
+def test_go_packages_same_package_and_receivers() -> None:
+    links = _links("command.go", GO)
+    # a method through the receiver: this package, type Command
+    has_sub = [k for k in links if k.name == "HasSubCommands"]
+    assert [(k.match, k.target, k.qualifier) for k in has_sub] == [("dir", "", "Command")]
+    # same package, any file of the directory
+    assert _targets(links, "CheckErr") == {("dir", "")}
+    assert _targets(links, "Completion") == {("dir", "")}
+    # package-qualified through the import, aliased or not
+    assert _targets(links, "Helper") == {("package", "github.com/spf13/cobra/internal/cc")}
+    assert _targets(links, "FlagSet") == {("package", "github.com/spf13/pflag")}
+    assert _targets(links, "TrimSpace") == {("package", "strings")}
+    # a method on another value: guessed in this package, at lower confidence
+    method = [k for k in links if k.name == "Method"]
+    assert [k.confidence < 0.8 for k in method] == [True]
+
+
+TYPESCRIPT = """\
+import { HTTPError } from '../errors/HTTPError.js';
+import { mergeHeaders as merge } from './merge';
+import * as constants from '../core/constants';
+import type { Options } from '../types/options';
+import ky from 'ky';
+
+export class Ky {
+  async fetch(options: Options): Promise<Response> {
+    const headers = merge(options.headers);
+    if (!this.isRetriable(constants.retryStatus)) {
+      throw new HTTPError(headers);
+    }
+    return ky.get(normalize(options));
+  }
+
+  isRetriable(status: number): boolean {
+    return status > 0;
+  }
+}
+
+function normalize(options: Options) {
+  return options;
+}
+"""
+
+
+def test_typescript_es_imports_this_and_packages() -> None:
+    links = _links("source/core/Ky.ts", TYPESCRIPT)
+    # a relative import with a .js extension names the .ts module: matched by stem
+    assert ("stem", "source/errors/HTTPError") in _targets(links, "HTTPError")
+    assert ("stem", "source/utils/merge") not in _targets(links, "mergeHeaders")
+    assert ("stem", "source/core/merge") in _targets(links, "mergeHeaders")
+    assert ("stem", "source/core/constants") in _targets(links, "retryStatus")
+    assert ("stem", "source/types/options") in _targets(links, "Options")
+    retriable = [k for k in links if k.name == "isRetriable" and k.kind == "use"]
+    assert [(k.match, k.qualifier) for k in retriable] == [("file", "Ky")]
+    assert _targets(links, "normalize") == {("file", "source/core/Ky.ts")}
+    # a package import resolves to nothing in the repository
+    assert not [k for k in links if k.name == "get" and k.match == "stem"]
+
+
+def test_typescript_reexports_are_import_links() -> None:
+    links = _links(
+        "src/index.ts",
+        "export { ZodError, flatten } from './errors';\nexport * from './types';\n",
+    )
+    assert _targets(links, "ZodError", kind="import") == {("stem", "src/errors")}
+    assert _targets(links, "*", kind="import") == {("stem", "src/types")}
+
+
+def test_stems_drop_extension_and_index() -> None:
+    assert stem_of("src/a/index.ts") == "src/a"
+    assert stem_of("src/a/b.tsx") == "src/a/b"
+    assert stem_of("src/a/b.d.ts") == "src/a/b"
+    assert stem_of("src/a/b.mjs") == "src/a/b"
+
+
+def test_other_languages_link_called_names_only() -> None:
+    links = _links("src/main.rs", "fn main() {\n    let x = parse_config(1);\n}\n")
+    assert [(k.name, k.match, k.confidence) for k in links] == [("parse_config", "name", NAME_ONLY)]
+
+
+def test_files_without_a_grammar_have_no_links() -> None:
+    assert _links("notes.txt", "call_me(1)\n") == []
+
+
+def test_every_chunk_range_holds_exactly_its_code() -> None:
+    lines = PYTHON.split("\n")
+    for chunk in chunk_file("httpx/_client.py", PYTHON.encode()).chunks:
+        if chunk.chunk_type == "class":  # header and member signatures: one line each
+            assert chunk.raw_code.split("\n") == [
+                lines[n - 1] for s, e in chunk.segments for n in range(s, e + 1)
+            ]
+            continue
+        assert len(chunk.segments) == 1, chunk
+        assert chunk.raw_code == "\n".join(lines[chunk.start_line - 1 : chunk.end_line])
