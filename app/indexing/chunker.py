@@ -57,13 +57,23 @@ class _Def:
 
 
 def chunk_text(
-    path: str, text: str, spec: LanguageSpec | None, limits: ChunkLimits | None = None
+    path: str,
+    text: str,
+    spec: LanguageSpec | None,
+    limits: ChunkLimits | None = None,
+    root: Node | None = None,
 ) -> list[Chunk]:
-    """All chunks of ``text`` (the content of ``path``), in line order."""
+    """All chunks of ``text`` (the content of ``path``), in line order. ``root`` is the
+    file's syntax tree when the caller has parsed it already (``parse_source``)."""
     limits = limits or ChunkLimits()
     if spec is None:
         return window_chunks(path, text, None, limits)
-    return _SyntaxChunker(path, text, spec, limits).run()
+    return _SyntaxChunker(path, text, spec, limits).run(root)
+
+
+def parse_source(text: str, spec: LanguageSpec) -> Node:
+    """The root of ``text``'s syntax tree, encoded as the chunker reads it."""
+    return spec.parser().parse(text.encode("utf-8", "surrogatepass")).root_node
 
 
 def window_chunks(path: str, text: str, language: str | None, limits: ChunkLimits) -> list[Chunk]:
@@ -114,8 +124,9 @@ class _SyntaxChunker:
 
     # -- the walk ---------------------------------------------------------------------
 
-    def run(self) -> list[Chunk]:
-        root = self.spec.parser().parse(self.source).root_node
+    def run(self, root: Node | None = None) -> list[Chunk]:
+        if root is None:
+            root = self.spec.parser().parse(self.source).root_node
         captures = QueryCursor(self.spec.query).captures(root)
         self._index_references(captures.get("name", []))
         roots = self._definition_tree(captures.get("def", []))

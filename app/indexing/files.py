@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from app.indexing.chunker import chunk_text
+from app.indexing.chunker import chunk_text, parse_source
 from app.indexing.chunks import Chunk
 from app.indexing.languages import LanguageSpec, detect_language
 from app.indexing.links import Link, file_links
@@ -128,11 +128,11 @@ def chunk_file(
     if reason is not None:
         return FileChunks(path, language, (), skipped=reason)
     text, lenient = decode_source(data)
-    chunks = chunk_text(path, text, spec, limits)
-    links: list[Link] = []
-    if spec is not None:
-        root = spec.parser().parse(text.encode("utf-8", "surrogatepass")).root_node
-        links = file_links(path, root, spec)
+    if spec is None:
+        chunks, links = chunk_text(path, text, None, limits), []
+    else:  # one parse serves the chunks and the links
+        root = parse_source(text, spec)
+        chunks, links = chunk_text(path, text, spec, limits, root), file_links(path, root, spec)
     return FileChunks(path, language, tuple(chunks), decoded_leniently=lenient, links=tuple(links))
 
 

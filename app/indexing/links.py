@@ -31,11 +31,8 @@ from tree_sitter import Node
 from app.indexing.chunker import IGNORED_REFERENCES
 from app.indexing.languages import LanguageSpec
 
-#: How a link's ``target`` selects files (see ``app/retrieval/links.py`` for the SQL).
 #: Bump when the rules change: files indexed by an older version are re-read on the next run.
 LINK_VERSION = 1
-
-MATCHES = ("file", "module", "stem", "dir", "package", "name")
 
 IMPORTED = 1.0  # a name bound by an import of a module resolved to files of this repository
 LOCAL = 0.9  # defined in the same file, or a method of the enclosing class
@@ -53,6 +50,9 @@ class Link:
 
     line: int
     name: str
+    # how ``target`` selects files (the SQL is ``app/retrieval/links.py`` ``_resolves``):
+    # "file" (a path), "module" (a path suffix), "stem" (a JS/TS path without extension),
+    # "dir" (a Go package directory), "package" (a Go import path), "name" (anywhere)
     match: str
     target: str | None
     qualifier: str | None  # the class (methods) or Go package name the definition is in
@@ -230,7 +230,7 @@ class _Python(_Extractor):
         name = _text(node)
         if name in self.imports:
             files, imported = self.imports[name]
-            for file in files if imported is not None else ():
+            for file in files if imported is not None else ():  # not a module import
                 self.add(node, imported or name, "module", file, IMPORTED)
         elif name in self.defined:
             self.add(node, name, "file", self.path, LOCAL)

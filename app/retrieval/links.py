@@ -2,9 +2,10 @@
 
 Definitions: the chunks a changed function's links (``ChangedFunction.uses``, computed
 from its new version) resolve to. Callers: the chunks whose stored links resolve to the
-changed function. Both in one statement each, scored by the link's confidence divided by
-the square root of how many definitions the link matched, so an import resolved to one
-file outweighs a bare method name defined in twenty places.
+changed function. Both follow re-exports for up to ``MAX_HOPS`` statements more, and
+are scored by the link's confidence divided by the square root of how many definitions
+the link matched, so an import resolved to one file outweighs a bare method name
+defined in twenty places.
 """
 
 from __future__ import annotations
@@ -51,7 +52,6 @@ def _resolves(path: str, qualified: str, language: str) -> str:
 class LinkHit:
     chunk_id: int
     score: float
-    relation: str  # "definition" | "caller"
 
 
 #: Re-exports followed (``from .m import x`` in ``__init__.py``, ``export * from``).
@@ -112,7 +112,7 @@ def linked_definitions(
         for chunk_id in ids:
             best[chunk_id] = max(best.get(chunk_id, 0.0), score)
     ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))[:k]
-    return [LinkHit(chunk_id, score, "definition") for chunk_id, score in ranked]
+    return [LinkHit(chunk_id, score) for chunk_id, score in ranked]
 
 
 def _reexported(conn: Connection, repo_id: int, unresolved: Sequence[_LinkKey]) -> list[_LinkKey]:
@@ -180,7 +180,7 @@ def linked_callers(
                 found[row.id] = (max(best, confidence), uses + 1)
         places = next_places
     hits = [
-        LinkHit(cid, confidence * (1 + 0.05 * min(uses - 1, 4)), "caller")
+        LinkHit(cid, confidence * (1 + 0.05 * min(uses - 1, 4)))
         for cid, (confidence, uses) in found.items()
         if cid not in exclude
     ]
