@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from app.indexing.files import chunk_file
 from app.indexing.links import NAME_ONLY, Link, links_in, stem_of
 
@@ -194,3 +197,21 @@ def test_every_chunk_range_holds_exactly_its_code() -> None:
             continue
         assert len(chunk.segments) == 1, chunk
         assert chunk.raw_code == "\n".join(lines[chunk.start_line - 1 : chunk.end_line])
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    st.sampled_from(["a.py", "a.go", "a.ts", "a.js", "a.tsx", "a.rs", "a.java"]),
+    st.lists(
+        st.sampled_from([*"abfmx_(){}.\"'#/*=,;: \n\t", "import ", "from ", "self.", "this."]),
+        max_size=300,
+    ).map("".join),
+)
+def test_links_of_arbitrary_text_are_well_formed(path: str, source: str) -> None:
+    lines = source.count("\n") + 1
+    for link in _links(path, source):
+        assert 1 <= link.line <= lines
+        assert link.name and (len(link.name) > 1 or link.name == "*")
+        assert 0 < link.confidence <= 1
+        assert link.kind in {"use", "import"}
+        assert (link.target is None) == (link.match == "name")
