@@ -1,5 +1,5 @@
 # Sourced by scripts/test and scripts/reviewbot: make .venv and install the project into it.
-# Re-installs only when pyproject.toml changed since the last install.
+# Re-installs only when pyproject.toml or the extras changed since the last install.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VENV=${REVIEWBOT_VENV:-$ROOT/.venv}
@@ -12,10 +12,12 @@ fi
 if [ ! -x "$VENV/bin/python" ]; then
     "$PYTHON" -m venv "$VENV"
 fi
-stamp=$(sha256sum "$ROOT/pyproject.toml" | cut -d' ' -f1)
+# Extras to install: dev by default; REVIEWBOT_EXTRAS=dev,local adds the local embedder.
+EXTRAS=${REVIEWBOT_EXTRAS:-dev}
+stamp="$(sha256sum "$ROOT/pyproject.toml" | cut -d' ' -f1) $EXTRAS"
 if [ "$(cat "$VENV/.bootstrap-stamp" 2>/dev/null)" != "$stamp" ]; then
     echo "installing reviewbot and its dependencies into $VENV ..." >&2
     "$VENV/bin/python" -m pip install --quiet --upgrade pip >&2
-    "$VENV/bin/python" -m pip install --quiet -e "$ROOT[dev]" >&2
+    "$VENV/bin/python" -m pip install --quiet -e "$ROOT[$EXTRAS]" >&2
     echo "$stamp" > "$VENV/.bootstrap-stamp"
 fi

@@ -70,11 +70,22 @@ def _in_file(diff: FileDiff, read: SourceReader) -> list[ChangedFunction]:
             c,
             uses=links_in(
                 list(old_file.links if c.status == "deleted" else new_file.links),
-                c.chunk.segments,
+                whole_function(old_chunks if c.status == "deleted" else new_chunks, c.chunk),
             ),
         )
         for c in result
     ]
+
+
+def whole_function(chunks: list[Chunk], chunk: Chunk) -> tuple[tuple[int, int], ...]:
+    """The lines of the function ``chunk`` belongs to: a window of a long function stands
+    for all of it, since a change anywhere in a function may rely on any of its callees."""
+    if chunk.chunk_type != "window" or chunk.symbol_name is None:
+        return chunk.segments
+    windows = [
+        c for c in chunks if c.chunk_type == "window" and c.qualified_name == chunk.qualified_name
+    ]
+    return tuple(sorted({s for c in windows for s in c.segments}))
 
 
 def _changed_in(

@@ -32,7 +32,7 @@ from app.indexing.chunker import IGNORED_REFERENCES
 from app.indexing.languages import LanguageSpec
 
 #: Bump when the rules change: files indexed by an older version are re-read on the next run.
-LINK_VERSION = 1
+LINK_VERSION = 2
 
 IMPORTED = 1.0  # a name bound by an import of a module resolved to files of this repository
 LOCAL = 0.9  # defined in the same file, or a method of the enclosing class
@@ -327,7 +327,10 @@ class _Go(_Extractor):
         if owner and operand.type == "identifier" and receiver == variable:
             self.add(field, _text(field), "dir", self.dir, LOCAL, owner)
         elif node.parent is not None and node.parent.type == "call_expression":
+            # a method of a value whose type this file does not name: this package's
+            # method of that name, else any namesake
             self.add(field, _text(field), "dir", self.dir, RECEIVER_GUESS)
+            self.name_only(field, _text(field))
 
     def _bare(self, node: Node) -> None:
         parent = node.parent
@@ -393,7 +396,7 @@ class _EcmaScript(_Extractor):
                 self._import(node)
             elif node.type == "export_statement" and node.child_by_field_name("source"):
                 self._reexport(node)
-            elif node.type in self.DEFINITIONS:
+            elif node.type in self.DEFINITIONS and _top_level(node):
                 self.defined.add(_text(node.child_by_field_name("name")))
         for node in nodes:
             if node.type in {"identifier", "type_identifier"}:
@@ -489,6 +492,16 @@ class _EcmaScript(_Extractor):
         parent = node.parent
         if parent is not None and parent.type == "call_expression":
             self.name_only(prop, name)
+
+
+def _top_level(node: Node) -> bool:
+    """A declaration of the module (maybe exported), not a local of some function."""
+    parent = node.parent
+    if node.type == "variable_declarator" and parent is not None:
+        parent = parent.parent  # the lexical_declaration or variable_declaration
+    while parent is not None and parent.type == "export_statement":
+        parent = parent.parent
+    return parent is None or parent.type == "program"
 
 
 _EXTRACTORS: dict[str, type[_Extractor]] = {

@@ -11,6 +11,7 @@ defined in twenty places.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,6 +49,16 @@ def _resolves(path: str, qualified: str, language: str) -> str:
             = '.' || l.qualifier || '.' || l.name)"""
 
 
+#: A definition in the changed function's own file: the diff shows part of that file
+#: already, so what it uses from other files is worth more to a reviewer.
+SAME_FILE_WEIGHT = 0.5
+
+
+def usage_bonus(uses: int) -> float:
+    """A name used on several lines matters more: +5% per further line, up to +20%."""
+    return 1 + 0.05 * min(max(uses, 1) - 1, 4)
+
+
 @dataclass(frozen=True)
 class LinkHit:
     chunk_id: int
@@ -80,17 +91,18 @@ def linked_definitions(
 ) -> list[LinkHit]:
     """The definitions the changed function's links resolve to, best first. A link to a
     module that only re-exports the name is followed to where it is defined."""
-    links = list(
-        {(u.name, u.match, u.target, u.qualifier, u.confidence): None for u in function.uses}
-    )
-    matched: dict[_LinkKey, dict[int, str]] = {}  # link -> {chunk id: definition}
+    uses = Counter((u.name, u.match, u.target, u.qualifier, u.confidence) for u in function.uses)
+    links = list(uses)
+    # link -> {definition (path, name): (first line, chunk id)}
+    matched: dict[_LinkKey, dict[tuple[str, str], tuple[int, int]]] = {}
+    origin: dict[_LinkKey, _LinkKey] = {}  # a followed re-export -> the link it came from
     for _ in range(MAX_HOPS + 1):
         if not links:
             break
         rows = conn.execute(
             text(
                 f"WITH l AS (SELECT DISTINCT * FROM {_UNNEST})"
-                " SELECT c.id, c.file_path || ':' || coalesce(c.qualified_name, ''),"
+                " SELECT c.id, c.file_path, coalesce(c.qualified_name, ''), c.start_line,"
                 " l.name, l.match, l.target, l.qualifier, l.confidence"
                 " FROM l JOIN code_chunks c ON c.repository_id = :r AND c.symbol_name = l.name"
                 " AND c.chunk_type <> 'module'"
@@ -100,17 +112,27 @@ def linked_definitions(
             {"r": repo_id, "ex": list(exclude), **_params(links)},
         ).all()
         for row in rows:
-            matched.setdefault(tuple(row[2:]), {})[row[0]] = row[1]
-        links = _reexported(conn, repo_id, [k for k in links if k not in matched])
+            # a definition cut into windows: its first window, which holds its signature
+            first = matched.setdefault(tuple(row[4:]), {})
+            definition = (row[1], row[2])
+            if definition not in first or (row[3], row[0]) < first[definition]:
+                first[definition] = (row[3], row[0])
+        followed = _reexported(conn, repo_id, [k for k in links if k not in matched])
+        for hop in followed:
+            origin.setdefault(hop, next(k for k in links if k[0] == hop[0]))
+        links = followed
     best: dict[int, float] = {}
-    for link, ids in matched.items():
+    for link, definitions in matched.items():
         confidence = link[-1]
-        definitions = len(set(ids.values()))  # the windows of one long function count once
-        if confidence <= NAME_ONLY and definitions > MAX_NAME_ONLY_MATCHES:
+        if confidence <= NAME_ONLY and len(definitions) > MAX_NAME_ONLY_MATCHES:
             continue
-        score = confidence / math.sqrt(definitions)
-        for chunk_id in ids:
-            best[chunk_id] = max(best.get(chunk_id, 0.0), score)
+        source = link
+        while source in origin:
+            source = origin[source]
+        score = confidence / math.sqrt(len(definitions)) * usage_bonus(uses[source])
+        for (path, _), (_, chunk_id) in definitions.items():
+            weight = SAME_FILE_WEIGHT if path == function.file_path else 1.0
+            best[chunk_id] = max(best.get(chunk_id, 0.0), score * weight)
     ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))[:k]
     return [LinkHit(chunk_id, score) for chunk_id, score in ranked]
 
@@ -180,7 +202,7 @@ def linked_callers(
                 found[row.id] = (max(best, confidence), uses + 1)
         places = next_places
     hits = [
-        LinkHit(cid, confidence * (1 + 0.05 * min(uses - 1, 4)))
+        LinkHit(cid, confidence * usage_bonus(uses))
         for cid, (confidence, uses) in found.items()
         if cid not in exclude
     ]

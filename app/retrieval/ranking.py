@@ -56,6 +56,16 @@ class FunctionScores:
     links: dict[int, float] = field(default_factory=dict)  # structural: link scores
     signals: dict[int, set[str]] = field(default_factory=dict)
 
+    def weighted(self, weight: float) -> FunctionScores:
+        """These scores, each multiplied by ``weight``."""
+        if weight == 1.0:
+            return self
+        return FunctionScores(
+            {k: v * weight for k, v in self.fused.items()},
+            {k: v * weight for k, v in self.links.items()},
+            self.signals,
+        )
+
 
 #: Each further changed function that links to a chunk adds this to its link score.
 LINK_SHARED_BONUS = 0.1

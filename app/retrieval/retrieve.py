@@ -33,6 +33,8 @@ from app.retrieval.signals import lexical_signal, vector_signal
 #: measures them alike (R@4000 0.36 vector with the hash embedder, 0.33 lexical). Links,
 #: twice as strong, are not fused: they rank first on their own (``rank_key``).
 SIGNAL_WEIGHTS = {"vector:hyde": 1.0, "vector:change": 1.0, "lexical": 1.0}
+#: What a changed test, doc or example links to ranks below what changed code links to.
+SECONDARY_CHANGE_WEIGHT = 0.5
 
 
 @dataclass
@@ -122,7 +124,7 @@ def retrieve_context(
         per_function = [
             _function_scores(
                 conn, repo_id, function, queries, vectors, embedder.model, exclude, settings
-            )
+            ).weighted(SECONDARY_CHANGE_WEIGHT if secondary(function.file_path) else 1.0)
             for function in searched
         ]
         merged = merge_function_scores(per_function)

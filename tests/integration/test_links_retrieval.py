@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from sqlalchemy import Engine, text
 
 from app.config import Settings
@@ -12,7 +13,9 @@ from app.diff.changed import changed_functions
 from app.diff.parse import parse_diff
 from app.indexing.embedder import HashEmbedder
 from app.indexing.indexer import Indexer
-from app.retrieval.retrieve import ContextResult, retrieve_context
+from app.indexing.links import IMPORTED, LOCAL
+from app.retrieval.links import SAME_FILE_WEIGHT
+from app.retrieval.retrieve import SECONDARY_CHANGE_WEIGHT, ContextResult, retrieve_context
 
 FILES = {
     "pkg/__init__.py": "from .money import to_cents\n\n__all__ = ['to_cents']\n",
@@ -57,8 +60,8 @@ def _index(engine: Engine, root: Path) -> None:
     Indexer(engine, "shop", root, embedder=HashEmbedder()).run()
 
 
-def _context(engine: Engine, root: Path, settings: Settings) -> ContextResult:
-    diffs = parse_diff(DIFF.encode())
+def _context(engine: Engine, root: Path, settings: Settings, diff: str = DIFF) -> ContextResult:
+    diffs = parse_diff(diff.encode())
     old = {d.path: (root / d.path).read_bytes() for d in diffs}
 
     def read(path: str, side: str) -> bytes:
@@ -140,3 +143,79 @@ def test_deleting_a_file_deletes_its_links(
             text("SELECT count(*) FROM chunk_links WHERE file_path = 'pkg/report.py'")
         ).scalar_one()
     assert left == 0
+
+
+LONG_BODY = "".join(f"    total += {i}\n" for i in range(150))
+FILES_LONG = {
+    "pkg/money.py": (
+        "def to_cents(amount):\n    return round(amount * 100)\n\n\n"
+        f"def crunch(amount):\n    total = 0\n{LONG_BODY}    return total\n"
+    ),
+    "pkg/cart.py": (
+        "from pkg.money import to_cents, crunch\n\n\ndef _clamp(value):\n"
+        "    return max(value, 0)\n\n\ndef cart_total(items):\n"
+        "    return _clamp(sum(to_cents(i.price) for i in items))\n"
+    ),
+}
+DIFF_LONG = "".join(
+    line + "\n"
+    for line in [
+        "diff --git a/pkg/cart.py b/pkg/cart.py",
+        "--- a/pkg/cart.py",
+        "+++ b/pkg/cart.py",
+        "@@ -8,2 +8,2 @@ def _clamp(value):",
+        " def cart_total(items):",
+        "-    return _clamp(sum(to_cents(i.price) for i in items))",
+        "+    return _clamp(sum(to_cents(i.price) + crunch(i.tax) for i in items))",
+    ]
+)
+
+
+def test_definitions_elsewhere_first_and_a_long_one_by_its_first_window(
+    engine: Engine, settings: Settings, tmp_path: Path
+) -> None:
+    _write(tmp_path, FILES_LONG)
+    _index(engine, tmp_path)
+    result = _context(engine, tmp_path, settings, DIFF_LONG)
+    linked = [c for c in result.context if c.link_score > 0]
+    names = [c.symbol_name for c in linked]
+    scores = {c.symbol_name: c.link_score for c in linked}
+    # a helper the diff's own file holds weighs less than what other files define
+    assert SAME_FILE_WEIGHT < 1
+    assert scores["_clamp"] == pytest.approx(LOCAL * SAME_FILE_WEIGHT)
+    assert scores["to_cents"] == scores["crunch"] == pytest.approx(IMPORTED)
+    assert names.index("to_cents") < names.index("_clamp")
+    # crunch is cut into windows: the one that starts at its signature comes, once
+    crunch = [c for c in linked if c.symbol_name == "crunch"]
+    assert [(c.chunk_type, c.start_line) for c in crunch] == [("window", 5)]
+
+
+def test_what_a_changed_test_links_to_ranks_after_what_changed_code_links_to(
+    engine: Engine, settings: Settings, tmp_path: Path
+) -> None:
+    files = {
+        **FILES,
+        "pkg/tax.py": "def vat(amount):\n    return amount * 0.2\n",
+        "tests/test_report.py": (
+            "from pkg.tax import vat\n\n\ndef test_vat():\n    assert vat(10) == 2\n"
+        ),
+    }
+    _write(tmp_path, files)
+    _index(engine, tmp_path)
+    test_diff = "".join(
+        line + "\n"
+        for line in [
+            "diff --git a/tests/test_report.py b/tests/test_report.py",
+            "--- a/tests/test_report.py",
+            "+++ b/tests/test_report.py",
+            "@@ -4,2 +4,2 @@ from pkg.tax import vat",
+            " def test_vat():",
+            "-    assert vat(10) == 2",
+            "+    assert vat(10) == 2.0",
+        ]
+    )
+    result = _context(engine, tmp_path, settings, DIFF + test_diff)
+    scores = {c.symbol_name: c.link_score for c in result.context if c.link_score > 0}
+    assert scores["vat"] == pytest.approx(scores["to_cents"] * SECONDARY_CHANGE_WEIGHT, rel=0.2)
+    order = [c.symbol_name for c in result.context]
+    assert order.index("to_cents") < order.index("vat")

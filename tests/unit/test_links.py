@@ -5,8 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.diff.changed import changed_functions
+from app.diff.parse import parse_diff
 from app.indexing.files import chunk_file
-from app.indexing.links import NAME_ONLY, Link, links_in, stem_of
+from app.indexing.links import NAME_ONLY, RECEIVER_GUESS, Link, links_in, stem_of
 
 
 def _links(path: str, source: str) -> list[Link]:
@@ -115,9 +117,10 @@ def test_go_packages_same_package_and_receivers() -> None:
     assert _targets(links, "Helper") == {("package", "github.com/spf13/cobra/internal/cc")}
     assert _targets(links, "FlagSet") == {("package", "github.com/spf13/pflag")}
     assert _targets(links, "TrimSpace") == {("package", "strings")}
-    # a method on another value: guessed in this package, at lower confidence
-    method = [k for k in links if k.name == "Method"]
-    assert [k.confidence < 0.8 for k in method] == [True]
+    # a method on another value: guessed in this package at lower confidence, and any
+    # namesake at the lowest
+    method = sorted((k.match, k.confidence) for k in links if k.name == "Method")
+    assert method == [("dir", RECEIVER_GUESS), ("name", NAME_ONLY)]
 
 
 TYPESCRIPT = """\
@@ -169,6 +172,48 @@ def test_typescript_reexports_are_import_links() -> None:
     )
     assert _targets(links, "ZodError", kind="import") == {("stem", "src/errors")}
     assert _targets(links, "*", kind="import") == {("stem", "src/types")}
+
+
+def test_typescript_locals_are_not_module_definitions() -> None:
+    source = (
+        "export const limit = 10;\n"
+        "function run(items: string[]) {\n"
+        "  const response = fetchAll(items);\n"
+        "  return response.slice(0, limit);\n"
+        "}\n"
+    )
+    links = _links("src/run.ts", source)
+    assert _targets(links, "limit") == {("file", "src/run.ts")}  # exported, top level
+    assert not _targets(links, "response")  # a local of run()
+
+
+def test_a_changed_window_uses_what_its_whole_function_uses() -> None:
+    """A long function is cut into windows; a change in its last window still relies on
+    the helpers its first lines call."""
+    body = "".join(f"    step_{i} = {i}\n" for i in range(120))
+    source = (
+        "from .helpers import prepare, finish\n\n\n"
+        f"def long_job(x):\n    prepare(x)\n{body}    return finish(x)\n"
+    )
+    new = source.replace("return finish(x)", "return finish(x, strict=True)")
+    diff = "".join(
+        line + "\n"
+        for line in [
+            "diff --git a/pkg/job.py b/pkg/job.py",
+            "--- a/pkg/job.py",
+            "+++ b/pkg/job.py",
+            "@@ -126,1 +126,1 @@",
+            "-    return finish(x)",
+            "+    return finish(x, strict=True)",
+        ]
+    )
+    sides = {"old": source.encode(), "new": new.encode()}
+    changed = changed_functions(parse_diff(diff.encode()), lambda path, side: sides[side])
+    windows = [c for c in changed if c.symbol_name == "long_job"]
+    assert windows and all(c.chunk.chunk_type == "window" for c in windows)
+    assert all(c.chunk.start_line > 5 for c in windows)  # prepare() is not in them
+    for window in windows:
+        assert {"prepare", "finish"} <= {k.name for k in window.uses}
 
 
 def test_stems_drop_extension_and_index() -> None:
