@@ -158,7 +158,8 @@ class OpenAIEmbedder:
     ) -> None:
         self.client, self.model = client, model
         self.batch_size, self.batch_tokens = batch_size, batch_tokens
-        self._count = token_counter().count
+        counter = token_counter()
+        self._count, self._max_input = counter.count, counter.usable(MAX_INPUT_TOKENS)
         self.dims: int | None = None  # the width the endpoint answers, learnt on first use
         self._said_pooled = False
 
@@ -208,7 +209,7 @@ class OpenAIEmbedder:
         return [b for b in batches if b]
 
     def _truncate(self, text: str) -> str:
-        while self._count(text) > MAX_INPUT_TOKENS:
+        while self._count(text) > self._max_input:
             text = text[: int(len(text) * 0.9)]
         return text
 

@@ -33,6 +33,9 @@ from app.retrieval.signals import lexical_signal, vector_signal
 #: measures them alike (R@4000 0.36 vector with the hash embedder, 0.33 lexical). Links,
 #: twice as strong, are not fused: they rank first on their own (``rank_key``).
 SIGNAL_WEIGHTS = {"vector:hyde": 1.0, "vector:change": 1.0, "lexical": 1.0}
+#: Links are bounded by what a function uses and who calls it, and their confidence orders
+#: them, so the structural signal keeps more than a search signal's top k.
+LINKS_PER_SIGNAL_HIT = 3
 #: What a changed test, doc or example links to ranks below what changed code links to.
 SECONDARY_CHANGE_WEIGHT = 0.5
 
@@ -131,7 +134,7 @@ def retrieve_context(
         chunks = _load(conn, merged, secondary)
     result.timings["database_s"] = time.perf_counter() - started
     ranked = rank_context(chunks, settings.max_chunks_per_file)
-    result.context, result.tokens_used = pack(ranked, budget, counter.count)
+    result.context, result.tokens_used = pack(ranked, counter.usable(budget), counter.count)
     return result
 
 
@@ -167,7 +170,7 @@ def _function_scores(
         for cid in ids:
             found.signals.setdefault(cid, set()).add(name.split(":")[0])
     if "structural" in settings.retrieval_signals:
-        k = settings.retrieval_per_signal
+        k = settings.retrieval_per_signal * LINKS_PER_SIGNAL_HIT
         hits = linked_definitions(conn, repo_id, function, exclude, k)
         hits += linked_callers(conn, repo_id, function, exclude, k)
         for hit in hits:

@@ -84,7 +84,7 @@ def prepare_review(
     changed = changed_functions(diffs, read)
     context = retrieve_context(engine, repo, diffs, changed, embedder, settings, llm=llm)
     counter = token_counter()
-    fitted = fit_diff(diffs, settings.diff_token_budget, counter.count)
+    fitted = fit_diff(diffs, counter.usable(settings.diff_token_budget), counter.count)
     prompt = build_prompt(title, body, render_diff(fitted.files), context.context, fitted.omitted)
     tokens = counter.count(prompt.system) + counter.count(prompt.user)
     return PreparedReview(diffs, context, fitted, prompt, tokens, counter.name)

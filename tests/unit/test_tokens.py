@@ -10,7 +10,8 @@ import quicktok
 import tiktoken
 from tiktoken_ext import openai_public
 
-from app.llm.tokens import estimate_tokens, token_counter
+from app.indexing.files import chunk_file
+from app.llm.tokens import ESTIMATE_MARGIN, estimate_tokens, token_counter
 
 SAMPLE_ROOT = Path(__file__).parents[2] / "app"
 
@@ -70,10 +71,43 @@ def test_the_counter_is_exact_offline() -> None:
     assert counter.count(text) == len(reference.encode_ordinary(text))
 
 
-def test_the_estimate_over_counts_but_not_wildly() -> None:
+def test_the_estimate_is_close_at_the_median() -> None:
+    """On what it counts in practice: chunks, here of this project's own code (long
+    snake_case names: 1.13x; bench/token_estimate_calibration.py measures 1.09x on the
+    standard library, gin and zod, against 1.7x for the estimate it replaced)."""
     reference = _tiktoken_from_quicktok_ranks("o200k_base")
+    chunks = [
+        c.raw_code
+        for p in sorted(SAMPLE_ROOT.rglob("*.py"))
+        for c in chunk_file(str(p), p.read_bytes()).chunks
+    ]
     ratios = sorted(
-        estimate_tokens(t) / max(1, len(reference.encode_ordinary(t))) for t in _samples()[:40]
+        estimate_tokens(t) / max(1, len(reference.encode_ordinary(t))) for t in chunks
     )
-    assert ratios[0] >= 0.95  # never (much) under: a budget must hold
-    assert ratios[len(ratios) // 2] <= 2.0
+    assert 0.95 <= ratios[len(ratios) // 2] <= 1.15
+    assert ratios[0] >= 0.5
+
+
+def test_without_a_tokenizer_budgets_keep_a_margin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When only the estimate is left, a budget is filled to ESTIMATE_MARGIN of its size,
+    since the estimate under-counts some texts."""
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_tokenizers(name: str, *args: object, **kwargs: object) -> object:
+        if name in {"tiktoken", "quicktok"}:
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    token_counter.cache_clear()
+    monkeypatch.setattr(builtins, "__import__", no_tokenizers)
+    try:
+        counter = token_counter()
+    finally:
+        monkeypatch.undo()
+        token_counter.cache_clear()
+    assert counter.name == "estimate"
+    assert counter.margin == ESTIMATE_MARGIN < 1
+    assert counter.usable(4000) == int(4000 * ESTIMATE_MARGIN)
+    assert token_counter().usable(4000) == 4000  # exact counters spend all of it
