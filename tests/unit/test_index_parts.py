@@ -161,6 +161,10 @@ def test_walk_tree_honours_nested_gitignore_and_vendored_dirs(tmp_path: Path) ->
     assert found == [".gitignore", "a.py", "keep/.gitignore", "keep/b.py"]
 
 
-def test_token_estimate_overcounts() -> None:
-    assert estimate_tokens("abcdef") == 2
+def test_token_estimate_counts_bpe_like_pieces() -> None:
     assert estimate_tokens("") == 0
+    assert estimate_tokens("abcdefg") == 1  # up to 7 letters
+    assert estimate_tokens("abcdefgh") == 2
+    assert estimate_tokens(" return") == 1  # the space goes with the word
+    assert estimate_tokens("x = f(1234)") == 7  # x, " =", " f", "(", 123, 4, ")"
+    assert estimate_tokens("東京") == 3  # non-ASCII: one per two UTF-8 bytes
