@@ -240,6 +240,7 @@ def main() -> None:
     )
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
     parser.add_argument("--cases", type=int, default=40, help="cases per repository")
+    parser.add_argument("--scan", type=int, default=1500, help="commits mined per repository")
     parser.add_argument("--embedder", choices=["hash", "local"], default="hash")
     parser.add_argument("--json", type=Path, help="write per-case scores here")
     args = parser.parse_args()
@@ -258,7 +259,7 @@ def main() -> None:
             for full_name, language in REPOS:
                 git_dir = str(args.mirrors / full_name.replace("/", "+") / "repo")
                 started = time.perf_counter()
-                cases = mine(git_dir, full_name, language, args.cases)
+                cases = mine(git_dir, full_name, language, args.cases, args.scan)
                 mined = time.perf_counter() - started
                 for case in cases:
                     results = run(case, git_dir, timings)

@@ -1,10 +1,10 @@
 """Recall benchmark cases from real commit histories, with the benchmark's own resolver.
 
 Deliberately independent of the product: its own tree-sitter node tables, its own name
-resolution, nothing imported from ``app``. A case is a first-parent, non-merge commit
-that modifies 1-4 functions in 1-3 source files of one language (tests, docs and
-examples excluded). Its targets, all in files the commit does not touch and outside
-tests/docs/examples:
+resolution, nothing imported from ``app``. A case is a first-parent commit (a merge:
+against its first parent, the merged pull request's whole change) that modifies 1-4
+functions in 1-3 source files of one language (tests, docs and examples excluded). Its
+targets, all in files the commit does not touch and outside tests/docs/examples:
 
 - callees: definitions of the names the changed functions call, when the name has at
   most two definitions in the repository (so the target is unambiguous);
@@ -212,14 +212,17 @@ def _added_lines(git_dir: str, parent: str, commit: str, path: str) -> set[int]:
     return lines
 
 
-def mine(git_dir: str, repo: str, lang: str, limit: int, scan: int = 600) -> list[Case]:
-    """Up to ``limit`` cases from the newest ``scan`` first-parent commits, oldest first."""
+def mine(git_dir: str, repo: str, lang: str, limit: int, scan: int = 1500) -> list[Case]:
+    """Up to ``limit`` cases from the newest ``scan`` first-parent commits, oldest first.
+
+    A merge on the first-parent line is taken against its first parent: the whole change
+    of the pull request it merged, which is what a review sees."""
     spec = LANGS[lang]
-    commits = git(git_dir, "rev-list", "--first-parent", "--no-merges", f"-n{scan}", "HEAD")
+    commits = git(git_dir, "rev-list", "--first-parent", f"-n{scan}", "HEAD")
     cases: list[Case] = []
     for commit in commits.split():
         parents = git(git_dir, "rev-list", "--parents", "-n1", commit).split()[1:]
-        if len(parents) != 1:
+        if not parents:
             continue
         case = _case(git_dir, repo, spec, parents[0], commit)
         if case is not None:

@@ -81,9 +81,7 @@ def test_the_estimate_is_close_at_the_median() -> None:
         for p in sorted(SAMPLE_ROOT.rglob("*.py"))
         for c in chunk_file(str(p), p.read_bytes()).chunks
     ]
-    ratios = sorted(
-        estimate_tokens(t) / max(1, len(reference.encode_ordinary(t))) for t in chunks
-    )
+    ratios = sorted(estimate_tokens(t) / max(1, len(reference.encode_ordinary(t))) for t in chunks)
     assert 0.95 <= ratios[len(ratios) // 2] <= 1.15
     assert ratios[0] >= 0.5
 
