@@ -15,7 +15,11 @@ import platformdirs
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from app.db.models import EMBEDDING_DIMS
 from app.errors import ConfigError
+
+#: Vector widths of well-known embedding models that are wider than what is stored.
+KNOWN_EMBEDDING_WIDTHS = {"text-embedding-3-large": 3072}
 
 if TYPE_CHECKING:
     from app.indexing.archive import ArchiveLimits
@@ -122,6 +126,9 @@ class Settings(BaseSettings):
     summary_model: str = "gpt-4o-mini"
     review_model: str = "gpt-4o"
     embedding_model: str = "text-embedding-3-small"
+    # sent as the endpoint's `dimensions` (text-embedding-3 models shorten their vectors);
+    # the database stores at most EMBEDDING_DIMS
+    embedding_dimensions: int | None = Field(default=None, ge=1, le=EMBEDDING_DIMS)
     llm_timeout_seconds: float = Field(default=60.0, gt=0)
     llm_max_retries: int = Field(default=4, ge=0, le=10)
     embedding_provider: Literal["auto", "openai", "local", "hash"] = "auto"
@@ -199,6 +206,17 @@ class Settings(BaseSettings):
                 and secret.get_secret_value().strip().lower() in PLACEHOLDER_SECRETS
             ):
                 raise ValueError(f"{name} is a placeholder value; set a real secret")
+        return self
+
+    @model_validator(mode="after")
+    def _refuse_wide_embeddings(self) -> Settings:
+        width = KNOWN_EMBEDDING_WIDTHS.get(self.embedding_model)
+        if self.embedding_dimensions is None and width is not None and width > EMBEDDING_DIMS:
+            raise ValueError(
+                f"{self.embedding_model} gives {width} dimensions and at most {EMBEDDING_DIMS}"
+                f" are stored; set REVIEWBOT_EMBEDDING_DIMENSIONS={EMBEDDING_DIMS} (the endpoint"
+                " shortens its vectors) or choose another model"
+            )
         return self
 
     @property

@@ -154,9 +154,14 @@ class OpenAIEmbedder:
     cacheable = True
 
     def __init__(
-        self, client: openai.OpenAI, model: str, batch_size: int = 128, batch_tokens: int = 100_000
+        self,
+        client: openai.OpenAI,
+        model: str,
+        batch_size: int = 128,
+        batch_tokens: int = 100_000,
+        dimensions: int | None = None,
     ) -> None:
-        self.client, self.model = client, model
+        self.client, self.model, self.dimensions = client, model, dimensions
         self.batch_size, self.batch_tokens = batch_size, batch_tokens
         counter = token_counter()
         self._count, self._max_input = counter.count, counter.usable(MAX_INPUT_TOKENS)
@@ -167,7 +172,9 @@ class OpenAIEmbedder:
         vectors: list[list[float]] = []
         for batch in self._batches(texts):
             try:
-                response = self.client.embeddings.create(model=self.model, input=batch)
+                response = self.client.embeddings.create(
+                    model=self.model, input=batch, dimensions=self.dimensions or openai.omit
+                )
             except (openai.APIConnectionError, openai.APIStatusError) as exc:
                 reason = describe_model_failure(self.client, exc)
                 raise EmbeddingError(f"embedding failed: {reason}") from None
@@ -273,7 +280,10 @@ def select_embedder(settings: Settings) -> Embedder:
             provider = "hash"
     if provider == "openai":
         return OpenAIEmbedder(
-            make_openai_client(settings), settings.embedding_model, settings.embedding_batch_size
+            make_openai_client(settings),
+            settings.embedding_model,
+            settings.embedding_batch_size,
+            dimensions=settings.embedding_dimensions,
         )
     if provider == "local":
         return LocalEmbedder()

@@ -110,8 +110,9 @@ class FakeOpenAI:
 
     def _embeddings(self, body: dict[str, Any]) -> dict[str, Any]:
         inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        dims = body.get("dimensions") or self.embedding_dims  # OpenAI shortens on request
         data = [
-            {"object": "embedding", "index": i, "embedding": self._vector(t)}
+            {"object": "embedding", "index": i, "embedding": self._vector(t, dims)}
             for i, t in enumerate(inputs)
         ]
         tokens = sum(len(t) // 4 for t in inputs)
@@ -122,11 +123,11 @@ class FakeOpenAI:
             "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
         }
 
-    def _vector(self, text: str) -> list[float] | list[list[float]]:
+    def _vector(self, text: str, dims: int) -> list[float] | list[list[float]]:
         if not self.llama_like:
-            return word_vector(text, self.embedding_dims)
+            return word_vector(text, dims)
         words = text.split() or [""]  # one vector per "token"
-        return [word_vector(w, self.embedding_dims) for w in words]
+        return [word_vector(w, dims) for w in words]
 
 
 def summaries_for(prompt: str) -> str:

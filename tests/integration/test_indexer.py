@@ -14,7 +14,7 @@ from sqlalchemy import Engine, text
 
 from app.config import Settings
 from app.indexing.archive import ArchiveLimits, ArchiveTooLarge, TarballSource
-from app.indexing.embedder import HashEmbedder, select_embedder
+from app.indexing.embedder import EmbeddingUsage, HashEmbedder, select_embedder
 from app.indexing.indexer import IndexBusy, Indexer, IndexOptions, IndexReport
 from app.indexing.summarizer import select_summarizer
 from tests.fakes.openai_server import CHAT, EMBEDDINGS, FakeOpenAI
@@ -273,6 +273,16 @@ def test_hash_embedder_without_llm(engine: Engine, settings: Settings, tree: Pat
     assert report.embedding_model == "hash-v1"
     assert report.summaries_heuristic == report.chunks_added
     assert all(r[5] == "heuristic" and r[6] == "hash-v1" and r[7] for r in rows(engine).values())
+
+
+def test_embedding_dimensions_are_asked_of_the_endpoint(
+    llm_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    settings = llm_settings.model_copy(update={"embedding_dimensions": 256})
+    embedder = select_embedder(settings)
+    [vector] = embedder.embed(["apply a discount"], EmbeddingUsage())
+    assert [b.get("dimensions") for b in fake_openai.bodies(EMBEDDINGS)] == [256]
+    assert len(vector) == 1536 and any(vector[:256]) and not any(vector[256:])
 
 
 def _tarball(files: dict[str, bytes], commit: str) -> bytes:

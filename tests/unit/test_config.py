@@ -57,6 +57,22 @@ def test_invalid_value_is_one_line_config_error_without_the_value(
     assert "\n" not in str(info.value)
 
 
+def test_embeddings_wider_than_the_column_are_refused_at_configuration(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("REVIEWBOT_EMBEDDING_MODEL", "text-embedding-3-large")
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    message = str(info.value)
+    assert "3072 dimensions" in message and "REVIEWBOT_EMBEDDING_DIMENSIONS=1536" in message
+    assert "\n" not in message
+    monkeypatch.setenv("REVIEWBOT_EMBEDDING_DIMENSIONS", "2048")
+    with pytest.raises(ConfigError, match="REVIEWBOT_EMBEDDING_DIMENSIONS"):
+        load_settings()
+    monkeypatch.setenv("REVIEWBOT_EMBEDDING_DIMENSIONS", "1024")
+    assert load_settings().embedding_dimensions == 1024
+
+
 def test_private_key_comes_from_path(tmp_path: Path) -> None:
     key = tmp_path / "app.pem"
     key.write_text("-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----\n")
