@@ -32,7 +32,7 @@ from app.indexing.chunker import IGNORED_REFERENCES
 from app.indexing.languages import LanguageSpec
 
 #: Bump when the rules change: files indexed by an older version are re-read on the next run.
-LINK_VERSION = 2
+LINK_VERSION = 3
 
 IMPORTED = 1.0  # a name bound by an import of a module resolved to files of this repository
 LOCAL = 0.9  # defined in the same file, or a method of the enclosing class
@@ -57,7 +57,9 @@ class Link:
     target: str | None
     qualifier: str | None  # the class (methods) or Go package name the definition is in
     confidence: float
-    kind: str = "use"  # "import": an import or re-export line (``name`` may be ``*``)
+    # "use"; "type": only in a type position (an annotation, a declared type); "import":
+    # an import or re-export line (``name`` may be ``*``)
+    kind: str = "use"
 
 
 def file_links(path: str, root: Node, spec: LanguageSpec | None) -> list[Link]:
@@ -123,8 +125,8 @@ class _Extractor:
             line = node.start_point.row + 1
             self.links.append(Link(line, name, match, target, qualifier, confidence, kind))
 
-    def name_only(self, node: Node, name: str) -> None:
-        self.add(node, name, "name", None, NAME_ONLY)
+    def name_only(self, node: Node, name: str, kind: str = "use") -> None:
+        self.add(node, name, "name", None, NAME_ONLY, kind=kind)
 
 
 class _NameOnly(_Extractor):
@@ -228,12 +230,13 @@ class _Python(_Extractor):
         if parent is None or not _python_use(node, parent):
             return
         name = _text(node)
+        kind = "type" if _enclosing(node, _PYTHON_TYPES) is not None else "use"
         if name in self.imports:
             files, imported = self.imports[name]
             for file in files if imported is not None else ():  # not a module import
-                self.add(node, imported or name, "module", file, IMPORTED)
+                self.add(node, imported or name, "module", file, IMPORTED, kind=kind)
         elif name in self.defined:
-            self.add(node, name, "file", self.path, LOCAL)
+            self.add(node, name, "file", self.path, LOCAL, kind=kind)
         elif parent.type == "call":
             self.name_only(node, name)
 
@@ -257,6 +260,9 @@ class _Python(_Extractor):
         parent = node.parent
         if parent is not None and parent.type == "call":
             self.name_only(attr, name)
+
+
+_PYTHON_TYPES = frozenset({"type"})  # annotations: `x: T`, `-> T`
 
 
 def _python_use(node: Node, parent: Node) -> bool:
@@ -292,7 +298,7 @@ class _Go(_Extractor):
                 package = _text(node.child_by_field_name("package"))
                 name_node = node.child_by_field_name("name")
                 if package in self.imports and name_node is not None:
-                    self._qualified(name_node, package)
+                    self._qualified(name_node, package, _go_kind(node))
             elif node.type in {"identifier", "type_identifier"}:
                 self._bare(node)
         return self.links
@@ -304,7 +310,7 @@ class _Go(_Extractor):
         if local not in {"_", "."}:
             self.imports[local] = path
 
-    def _qualified(self, name_node: Node, package: str) -> None:
+    def _qualified(self, name_node: Node, package: str, kind: str = "use") -> None:
         self.add(
             name_node,
             _text(name_node),
@@ -312,6 +318,7 @@ class _Go(_Extractor):
             self.imports[package],
             IMPORTED,
             _go_package_name(self.imports[package]),
+            kind,
         )
 
     def _selector(self, node: Node) -> None:
@@ -343,13 +350,20 @@ class _Go(_Extractor):
             return
         name = _text(node)
         if name[:1].isalpha() and name not in IGNORED_REFERENCES and name not in _GO_BUILTINS:
-            self.add(node, name, "dir", self.dir, PACKAGE)
+            kind = _go_kind(node) if node.type == "type_identifier" else "use"
+            self.add(node, name, "dir", self.dir, PACKAGE, kind=kind)
 
 
 _GO_BUILTINS = frozenset(
     "append cap clear close complex copy delete imag len make max min new panic print println"
     " real recover any comparable".split()
 )
+
+
+def _go_kind(type_node: Node) -> str:
+    """A type named to build a value (``T{...}``) is a use; anywhere else, a type."""
+    parent = type_node.parent
+    return "use" if parent is not None and parent.type == "composite_literal" else "type"
 
 
 def _go_package_name(import_path: str) -> str:
@@ -457,20 +471,21 @@ class _EcmaScript(_Extractor):
         if parent.child_by_field_name("name") == node and parent.type != "call_expression":
             return
         name = _text(node)
+        kind = "type" if node.type == "type_identifier" else "use"
         if name in self.imports:
             stem, imported = self.imports[name]
             if imported is None:
                 return
             target = imported if imported != "default" else name
             if stem is not None:
-                self.add(node, target, "stem", stem, IMPORTED)
-            self.name_only(node, target)
+                self.add(node, target, "stem", stem, IMPORTED, kind=kind)
+            self.name_only(node, target, kind)
             return
         called = parent.type in {"call_expression", "new_expression"}
         if name in self.defined:
-            self.add(node, name, "file", self.path, LOCAL)
+            self.add(node, name, "file", self.path, LOCAL, kind=kind)
         elif called or node.type == "type_identifier":
-            self.name_only(node, name)
+            self.name_only(node, name, kind)
 
     def _member(self, node: Node) -> None:
         obj = node.child_by_field_name("object")

@@ -54,6 +54,11 @@ def _resolves(path: str, qualified: str, language: str) -> str:
 SAME_FILE_WEIGHT = 0.5
 
 
+#: A definition the changed function only names as a type (annotations, declared types)
+#: ranks after what it calls or constructs, at equal confidence.
+TYPE_ONLY_WEIGHT = 0.8
+
+
 def usage_bonus(uses: int) -> float:
     """A name used on several lines matters more: +5% per further line, up to +20%."""
     return 1 + 0.05 * min(max(uses, 1) - 1, 4)
@@ -92,6 +97,11 @@ def linked_definitions(
     """The definitions the changed function's links resolve to, best first. A link to a
     module that only re-exports the name is followed to where it is defined."""
     uses = Counter((u.name, u.match, u.target, u.qualifier, u.confidence) for u in function.uses)
+    called = {
+        (u.name, u.match, u.target, u.qualifier, u.confidence)
+        for u in function.uses
+        if u.kind != "type"
+    }
     links = list(uses)
     # link -> {definition (path, name): (first line, chunk id)}
     matched: dict[_LinkKey, dict[tuple[str, str], tuple[int, int]]] = {}
@@ -130,6 +140,8 @@ def linked_definitions(
         while source in origin:
             source = origin[source]
         score = confidence / math.sqrt(len(definitions)) * usage_bonus(uses[source])
+        if source not in called:  # only named as a type: its shape, not behaviour it runs
+            score *= TYPE_ONLY_WEIGHT
         for (path, _), (_, chunk_id) in definitions.items():
             weight = SAME_FILE_WEIGHT if path == function.file_path else 1.0
             best[chunk_id] = max(best.get(chunk_id, 0.0), score * weight)

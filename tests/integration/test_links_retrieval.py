@@ -14,7 +14,7 @@ from app.diff.parse import parse_diff
 from app.indexing.embedder import HashEmbedder
 from app.indexing.indexer import Indexer
 from app.indexing.links import IMPORTED, LOCAL
-from app.retrieval.links import SAME_FILE_WEIGHT
+from app.retrieval.links import SAME_FILE_WEIGHT, TYPE_ONLY_WEIGHT
 from app.retrieval.retrieve import SECONDARY_CHANGE_WEIGHT, ContextResult, retrieve_context
 
 FILES = {
@@ -151,9 +151,11 @@ FILES_LONG = {
         "def to_cents(amount):\n    return round(amount * 100)\n\n\n"
         f"def crunch(amount):\n    total = 0\n{LONG_BODY}    return total\n"
     ),
+    "pkg/basket.py": "class Basket:\n    items: list\n",
     "pkg/cart.py": (
-        "from pkg.money import to_cents, crunch\n\n\ndef _clamp(value):\n"
-        "    return max(value, 0)\n\n\ndef cart_total(items):\n"
+        "from pkg.money import to_cents, crunch\nfrom pkg.basket import Basket\n\n"
+        "def _clamp(value):\n"
+        "    return max(value, 0)\n\n\ndef cart_total(items: Basket):\n"
         "    return _clamp(sum(to_cents(i.price) for i in items))\n"
     ),
 }
@@ -164,7 +166,7 @@ DIFF_LONG = "".join(
         "--- a/pkg/cart.py",
         "+++ b/pkg/cart.py",
         "@@ -8,2 +8,2 @@ def _clamp(value):",
-        " def cart_total(items):",
+        " def cart_total(items: Basket):",
         "-    return _clamp(sum(to_cents(i.price) for i in items))",
         "+    return _clamp(sum(to_cents(i.price) + crunch(i.tax) for i in items))",
     ]
@@ -185,6 +187,9 @@ def test_definitions_elsewhere_first_and_a_long_one_by_its_first_window(
     assert scores["_clamp"] == pytest.approx(LOCAL * SAME_FILE_WEIGHT)
     assert scores["to_cents"] == scores["crunch"] == pytest.approx(IMPORTED)
     assert names.index("to_cents") < names.index("_clamp")
+    # a class only named in an annotation ranks after what the function calls
+    assert TYPE_ONLY_WEIGHT < 1
+    assert scores["Basket"] == pytest.approx(IMPORTED * TYPE_ONLY_WEIGHT)
     # crunch is cut into windows: the one that starts at its signature comes, once
     crunch = [c for c in linked if c.symbol_name == "crunch"]
     assert [(c.chunk_type, c.start_line) for c in crunch] == [("window", 5)]

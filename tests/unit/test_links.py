@@ -115,7 +115,7 @@ def test_go_packages_same_package_and_receivers() -> None:
     assert _targets(links, "Completion") == {("dir", "")}
     # package-qualified through the import, aliased or not
     assert _targets(links, "Helper") == {("package", "github.com/spf13/cobra/internal/cc")}
-    assert _targets(links, "FlagSet") == {("package", "github.com/spf13/pflag")}
+    assert _targets(links, "FlagSet", kind="type") == {("package", "github.com/spf13/pflag")}
     assert _targets(links, "TrimSpace") == {("package", "strings")}
     # a method on another value: guessed in this package at lower confidence, and any
     # namesake at the lowest
@@ -157,7 +157,7 @@ def test_typescript_es_imports_this_and_packages() -> None:
     assert ("stem", "source/utils/merge") not in _targets(links, "mergeHeaders")
     assert ("stem", "source/core/merge") in _targets(links, "mergeHeaders")
     assert ("stem", "source/core/constants") in _targets(links, "retryStatus")
-    assert ("stem", "source/types/options") in _targets(links, "Options")
+    assert ("stem", "source/types/options") in _targets(links, "Options", kind="type")
     retriable = [k for k in links if k.name == "isRetriable" and k.kind == "use"]
     assert [(k.match, k.qualifier) for k in retriable] == [("file", "Ky")]
     assert _targets(links, "normalize") == {("file", "source/core/Ky.ts")}
@@ -214,6 +214,27 @@ def test_a_changed_window_uses_what_its_whole_function_uses() -> None:
     assert all(c.chunk.start_line > 5 for c in windows)  # prepare() is not in them
     for window in windows:
         assert {"prepare", "finish"} <= {k.name for k in window.uses}
+
+
+def test_names_only_in_type_positions_are_type_links() -> None:
+    python = _links(
+        "pkg/a.py",
+        "from .m import Basket, make\n\n\ndef f(b: Basket) -> Basket:\n    return make(b)\n",
+    )
+    assert {k.kind for k in python if k.name == "Basket"} == {"type", "import"}
+    assert {k.kind for k in python if k.name == "make"} == {"use", "import"}
+    go = _links(
+        "pkg/a.go",
+        "package pkg\n\nfunc F(c *Config) Result {\n\treturn Result{}\n}\n",
+    )
+    assert {k.kind for k in go if k.name == "Config"} == {"type"}
+    assert {k.kind for k in go if k.name == "Result"} == {"type", "use"}  # T{} builds one
+    ts = _links(
+        "src/a.ts",
+        "import { Opts, run } from './m';\nexport function f(o: Opts) { return run(o); }\n",
+    )
+    assert {k.kind for k in ts if k.name == "Opts" and k.match == "stem"} == {"type", "import"}
+    assert {k.kind for k in ts if k.name == "run" and k.match == "stem"} == {"use", "import"}
 
 
 def test_stems_drop_extension_and_index() -> None:
