@@ -1,7 +1,9 @@
 """Natural-language summaries of chunks: a cheap LLM, or a heuristic when there is none.
 
-The LLM summarizer batches several chunks per request with bounded concurrency; the
-openai client retries 429/5xx/timeouts with backoff. A batch that fails for good, or
+The LLM summarizer batches several chunks per request. Its calls are paced
+(``app/llm/pacing.py``): they share the job's time budget, concurrency halves after a
+timeout, and 408/409/429/5xx, timeouts and connection errors are retried one attempt at a
+time with backoff (the openai client's own retries are off). A batch that fails for good, or
 a chunk the model's answer leaves out, gets the heuristic summary instead, marked
 ``heuristic`` so a later run with a working LLM upgrades it. Code is scrubbed of
 secret-looking strings before it is sent.
@@ -13,6 +15,7 @@ import json
 import logging
 import re
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -20,10 +23,12 @@ from importlib import resources
 from string import Template
 
 import openai
+from openai.types.chat import ChatCompletion
 
 from app.config import Settings
 from app.indexing.chunks import Chunk
 from app.llm.client import describe_model_failure, make_openai_client
+from app.llm.pacing import AdaptiveLimit, Deadline, backoff
 from app.llm.redact import redact_secrets
 from app.logs import kv
 
@@ -32,6 +37,8 @@ log = logging.getLogger(__name__)
 HEURISTIC = "heuristic"
 LLM = "llm"
 MAX_SUMMARY_CHARS = 1200
+#: An attempt with less time than this left in the job's budget is not started.
+MIN_ATTEMPT_SECONDS = 0.1
 #: Statuses that condemn one request (too long, malformed), not the endpoint.
 REQUEST_SPECIFIC = frozenset({400, 413, 422})
 PROMPT = Template(
@@ -136,10 +143,14 @@ class LLMSummarizer:
         batch_size: int = 8,
         concurrency: int = 4,
         max_tokens: int = 1200,
+        budget_seconds: float = 900.0,
     ) -> None:
         self.client, self.model = client, model
         self.batch_size, self.concurrency = batch_size, concurrency
         self.max_tokens = max_tokens  # generation is bounded: a server may not stop by itself
+        self.budget_seconds = budget_seconds
+        self.attempts = client.max_retries + 1
+        self.timeout = client.timeout if isinstance(client.timeout, int | float) else 60.0
 
     def summarize(self, chunks: Sequence[Chunk]) -> tuple[list[Summary], SummaryUsage]:
         """One summary per chunk, in order; never raises for model failures."""
@@ -149,10 +160,10 @@ class LLMSummarizer:
             for i in range(0, len(chunks), self.batch_size)
         ]
         results: list[Summary | None] = [None] * len(chunks)
-        down = threading.Event()
+        pace = _Pace(Deadline(self.budget_seconds), AdaptiveLimit(self.concurrency))
 
         def run(batch: list[int]) -> None:
-            texts = self._batch(chunks, batch, usage, down)
+            texts = self._batch(chunks, batch, usage, pace)
             for index in batch:
                 text = texts.get(index)
                 results[index] = (
@@ -169,24 +180,27 @@ class LLMSummarizer:
         return final, usage
 
     def _batch(
-        self, chunks: Sequence[Chunk], batch: list[int], usage: SummaryUsage, down: threading.Event
+        self, chunks: Sequence[Chunk], batch: list[int], usage: SummaryUsage, pace: _Pace
     ) -> dict[int, str]:
-        if down.is_set():  # the endpoint failed for good: do not wait on it again
+        if pace.down.is_set():  # the endpoint failed for good: do not wait on it again
             return {}
         prompt = PROMPT.substitute(chunks="\n\n".join(_chunk_block(i, chunks[i]) for i in batch))
         mine = SummaryUsage()
         try:
-            response = self.client.chat.completions.create(
-                model=self.model,
-                messages=[{"role": "user", "content": prompt}],
-                temperature=0,
-                max_tokens=self.max_tokens,
-                response_format={"type": "json_object"},
-            )
+            response = self._call(prompt, pace)
+        except _Stopped:  # another batch found the endpoint down, or the budget is spent
+            mine.failed_batches = 1
+            if not pace.down.is_set():
+                pace.down.set()
+                mine.last_error = f"the job's model time budget ({self.budget_seconds:g} s) ran out"
+                log.warning(kv("summarize.budget_spent", model=self.model, error=mine.last_error))
+            usage.add(mine)
+            return {}
         except (openai.APIConnectionError, openai.APIStatusError) as exc:
-            mine.failed_batches, mine.last_error = 1, describe_model_failure(self.client, exc)
+            mine.failed_batches = 1
+            mine.last_error = describe_model_failure(self.client, exc, self.attempts)
             if _status(exc) not in REQUEST_SPECIFIC:  # the endpoint, not this request, is broken
-                down.set()
+                pace.down.set()
             log.warning(kv("summarize.failed", model=self.model, error=mine.last_error))
             usage.add(mine)
             return {}
@@ -197,6 +211,63 @@ class LLMSummarizer:
         usage.add(mine)
         content = response.choices[0].message.content if response.choices else None
         return {i: text for i, text in parse_summaries(content or "").items() if i in batch}
+
+    def _call(self, prompt: str, pace: _Pace) -> ChatCompletion:
+        """One request, retried here one attempt at a time through the adaptive limit."""
+        for attempt in range(1, self.attempts + 1):
+            if pace.down.is_set() or pace.deadline.expired():
+                raise _Stopped
+            with pace.limit.slot():
+                timeout = min(self.timeout, pace.deadline.remaining())
+                if timeout < MIN_ATTEMPT_SECONDS:  # the wait for a slot used up the budget
+                    raise _Stopped
+                try:
+                    response = self.client.with_options(
+                        max_retries=0, timeout=timeout
+                    ).chat.completions.create(
+                        model=self.model,
+                        messages=[{"role": "user", "content": prompt}],
+                        temperature=0,
+                        max_tokens=self.max_tokens,
+                        response_format={"type": "json_object"},
+                    )
+                except openai.APITimeoutError:
+                    if pace.deadline.expired():  # cut short by the budget, not the endpoint
+                        raise _Stopped from None
+                    pace.limit.timed_out()
+                    log.info(kv("summarize.backoff", model=self.model, limit=pace.limit.limit))
+                    if attempt == self.attempts:
+                        raise
+                except openai.APIStatusError as exc:
+                    if not _retryable(exc.status_code) or attempt == self.attempts:
+                        raise
+                except openai.APIConnectionError:
+                    if pace.deadline.expired():
+                        raise _Stopped from None
+                    if attempt == self.attempts:
+                        raise
+                else:
+                    pace.limit.succeeded()
+                    return response
+            time.sleep(backoff(attempt, pace.deadline))
+        raise _Stopped  # not reached: the last attempt returns or raises
+
+
+@dataclass
+class _Pace:
+    """What the batches of one ``summarize`` call share."""
+
+    deadline: Deadline
+    limit: AdaptiveLimit
+    down: threading.Event = field(default_factory=threading.Event)
+
+
+class _Stopped(Exception):
+    """No further attempt: the job's time budget is spent, or the endpoint is down."""
+
+
+def _retryable(status: int) -> bool:
+    return status in {408, 409, 429} or status >= 500
 
 
 def _chunk_block(index: int, chunk: Chunk) -> str:
@@ -249,4 +320,5 @@ def select_summarizer(settings: Settings) -> LLMSummarizer | None:
         batch_size=settings.summary_batch_size,
         concurrency=settings.summary_concurrency,
         max_tokens=settings.summary_max_tokens,
+        budget_seconds=settings.llm_job_budget_seconds,
     )

@@ -25,10 +25,12 @@ def make_openai_client(settings: Settings) -> openai.OpenAI:
     )
 
 
-def describe_model_failure(client: openai.OpenAI, exc: Exception) -> str:
+def describe_model_failure(
+    client: openai.OpenAI, exc: Exception, attempts: int | None = None
+) -> str:
     """What happened, in words an operator can act on: a slow endpoint is not an
-    unreachable one."""
-    attempts = client.max_retries + 1
+    unreachable one. ``attempts``: when the caller retried itself."""
+    attempts = attempts or client.max_retries + 1
     if isinstance(exc, openai.APITimeoutError):
         timeout = client.timeout if isinstance(client.timeout, int | float) else None
         within = f"within {timeout:g} s " if timeout else ""

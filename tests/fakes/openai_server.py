@@ -4,16 +4,19 @@ It speaks ``POST /v1/chat/completions`` and ``POST /v1/embeddings`` well enough 
 real ``openai`` client, answers deterministically, records every request, and can be
 told to fail: ``fail_next(path, [429, 500])`` answers the next requests to ``path``
 with those statuses (with ``retry-after-ms`` so retries are quick); ``down = True``
-answers 503 to everything.
+answers 503 to everything. ``llama_like``, ``one_at_a_time`` and ``generation_seconds``
+make it behave like llama.cpp's server on one slot.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -43,6 +46,13 @@ class FakeOpenAI:
     # llama.cpp-server-like behaviours: HTTP 500 for a json_schema response_format, and
     # one vector per token (no pooling) from /embeddings.
     llama_like: bool = False
+    # like a single-slot llama.cpp server: one request at a time, each chat answer taking
+    # this long, finished even when the client has given up on it
+    one_at_a_time: bool = False
+    generation_seconds: float = 0.0
+    in_flight: int = 0
+    peak_in_flight: int = 0  # the most requests the server held at once (waiting included)
+    _slot: threading.Lock = field(default_factory=threading.Lock)
     _failures: dict[str, list[int]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     base_url: str = ""
@@ -157,11 +167,26 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError:
             body = {}
-        status, payload = self.fake.answer(self.path, body)
+        fake = self.fake
+        with fake._lock:
+            fake.in_flight += 1
+            fake.peak_in_flight = max(fake.peak_in_flight, fake.in_flight)
+        try:
+            with fake._slot if fake.one_at_a_time else contextlib.nullcontext():
+                if self.path == CHAT and fake.generation_seconds:
+                    time.sleep(fake.generation_seconds)  # a disconnect does not stop it
+                status, payload = fake.answer(self.path, body)
+        finally:
+            with fake._lock:
+                fake.in_flight -= 1
         self.fake.requests.append(
             Recorded(self.path, body, {k.lower(): v for k, v in self.headers.items()}, status)
         )
         data = json.dumps(payload).encode()
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up
+            self._send(status, data)
+
+    def _send(self, status: int, data: bytes) -> None:
         self.send_response(status)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
