@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import openai
@@ -20,6 +21,7 @@ from app.indexing.embedder import select_embedder
 from app.indexing.summarizer import select_summarizer
 from app.llm.client import make_openai_client
 from app.review.local import LocalReview, review_local
+from app.review.model import ReviewModelError
 from app.review.pipeline import run_review, summary_markdown
 from tests.fakes.openai_server import CHAT, FakeOpenAI
 from tests.gitrepo import GitRepo
@@ -278,3 +280,17 @@ def test_llama_cpp_like_server_reviews_through_its_quirks(
     third = run_review(client, local.prepared, llm_settings)
     last = fake_openai.bodies(CHAT)[-1]
     assert last["response_format"]["type"] == "json_schema" and len(third.comments) == 1
+
+
+def test_a_single_slot_server_slower_than_the_timeout_fails_the_review_cleanly(
+    engine: Engine, llm_settings: Settings, fake_openai: FakeOpenAI, history: tuple[GitRepo, str]
+) -> None:
+    """Like llama.cpp on one slot with a model too slow for the timeout: the review ends
+    within timeout x attempts (plus backoff) with a message that says so, not a hang."""
+    local, client = prepare_with_model(engine, llm_settings, fake_openai, history)
+    fake_openai.one_at_a_time, fake_openai.generation_seconds = True, 2.0
+    slow = client.with_options(timeout=0.5, max_retries=1)
+    started = time.monotonic()
+    with pytest.raises(ReviewModelError, match=r"did not answer within 0.5 s \(2 attempts\)"):
+        run_review(slow, local.prepared, llm_settings)
+    assert time.monotonic() - started < 2 * 0.5 + 3  # two attempts and one backoff
