@@ -46,26 +46,28 @@ def test_placeholder_secret_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
         load_settings()
 
 
+def _one_line_error(monkeypatch: pytest.MonkeyPatch, name: str, value: str) -> str:
+    """The ConfigError message ``load_settings`` gives with ``name=value`` set."""
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert "\n" not in str(info.value)
+    return str(info.value)
+
+
 def test_invalid_value_is_one_line_config_error_without_the_value(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("REVIEWBOT_CONTEXT_TOKEN_BUDGET", "lots-of-tokens")
-    with pytest.raises(ConfigError) as info:
-        load_settings()
-    assert "REVIEWBOT_CONTEXT_TOKEN_BUDGET" in str(info.value)  # the variable, as set
-    assert "lots-of-tokens" not in str(info.value)
-    assert "\n" not in str(info.value)
+    message = _one_line_error(monkeypatch, "REVIEWBOT_CONTEXT_TOKEN_BUDGET", "lots-of-tokens")
+    assert "REVIEWBOT_CONTEXT_TOKEN_BUDGET" in message  # the variable, as set
+    assert "lots-of-tokens" not in message
 
 
 def test_embeddings_wider_than_the_column_are_refused_at_configuration(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("REVIEWBOT_EMBEDDING_MODEL", "text-embedding-3-large")
-    with pytest.raises(ConfigError) as info:
-        load_settings()
-    message = str(info.value)
+    message = _one_line_error(monkeypatch, "REVIEWBOT_EMBEDDING_MODEL", "text-embedding-3-large")
     assert "3072 dimensions" in message and "REVIEWBOT_EMBEDDING_DIMENSIONS=1536" in message
-    assert "\n" not in message
     monkeypatch.setenv("REVIEWBOT_EMBEDDING_DIMENSIONS", "2048")
     with pytest.raises(ConfigError, match="REVIEWBOT_EMBEDDING_DIMENSIONS"):
         load_settings()
