@@ -32,7 +32,7 @@ from app.indexing.chunker import IGNORED_REFERENCES
 from app.indexing.languages import LanguageSpec
 
 #: Bump when the rules change: files indexed by an older version are re-read on the next run.
-LINK_VERSION = 3
+LINK_VERSION = 4
 
 IMPORTED = 1.0  # a name bound by an import of a module resolved to files of this repository
 LOCAL = 0.9  # defined in the same file, or a method of the enclosing class
@@ -155,6 +155,7 @@ class _NameOnly(_Extractor):
 class _Python(_Extractor):
     def run(self) -> list[Link]:
         self.imports: dict[str, tuple[list[str], str | None]] = {}  # local -> (files, name)
+        self.submodules: dict[str, list[str]] = {}  # local -> files, if it is a submodule
         nodes = list(_walk(self.root))
         for node in nodes:
             if node.type == "import_statement":
@@ -220,8 +221,9 @@ class _Python(_Extractor):
                 local = _text(child.child_by_field_name("alias"))
             else:
                 continue
-            # `from pkg import mod` may bind a submodule: both readings are links
-            self.imports[local] = (files + self._files(f"{module}.{name}", level), name)
+            # `from pkg import x` binds a name of pkg, or its submodule x: both are read
+            self.imports[local] = (files, name)
+            self.submodules[local] = self._files(f"{module}.{name}" if module else name, level)
             for file in files:  # the import line itself: how re-exports are followed
                 self.add(child, name, "module", file, IMPORTED, kind="import")
 
@@ -256,6 +258,8 @@ class _Python(_Extractor):
             for file in files:
                 # a module's function, or (for `from m import Cls`) a class's method
                 self.add(attr, name, "module", file, IMPORTED, imported)
+            for file in self.submodules.get(receiver, ()):  # `from . import mod`: mod.f
+                self.add(attr, name, "module", file, IMPORTED)
             return
         parent = node.parent
         if parent is not None and parent.type == "call":
