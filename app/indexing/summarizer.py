@@ -28,7 +28,7 @@ from openai.types.chat import ChatCompletion
 from app.config import Settings
 from app.indexing.chunks import Chunk
 from app.llm.client import describe_model_failure, make_openai_client
-from app.llm.pacing import AdaptiveLimit, Deadline, backoff
+from app.llm.pacing import AdaptiveLimit, Deadline, backoff, retry_after
 from app.llm.redact import redact_secrets
 from app.logs import kv
 
@@ -215,6 +215,7 @@ class LLMSummarizer:
     def _call(self, prompt: str, pace: _Pace) -> ChatCompletion:
         """One request, retried here one attempt at a time through the adaptive limit."""
         for attempt in range(1, self.attempts + 1):
+            asked = 0.0  # what a 429/503 asked us to wait (retry-after)
             if pace.down.is_set() or pace.deadline.expired():
                 raise _Stopped
             with pace.limit.slot():
@@ -241,6 +242,7 @@ class LLMSummarizer:
                 except openai.APIStatusError as exc:
                     if not _retryable(exc.status_code) or attempt == self.attempts:
                         raise
+                    asked = retry_after(exc.response.headers)
                 except openai.APIConnectionError:
                     if pace.deadline.expired():
                         raise _Stopped from None
@@ -249,7 +251,7 @@ class LLMSummarizer:
                 else:
                     pace.limit.succeeded()
                     return response
-            time.sleep(backoff(attempt, pace.deadline))
+            time.sleep(min(max(asked, backoff(attempt, pace.deadline)), pace.deadline.remaining()))
         raise _Stopped  # not reached: the last attempt returns or raises
 
 

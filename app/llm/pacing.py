@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -83,3 +83,14 @@ def backoff(attempt: int, deadline: Deadline, base: float = 0.5, cap: float = 8.
     """Seconds to wait before retry ``attempt`` (1-based): exponential, never past the
     deadline."""
     return min(cap, base * 2 ** (attempt - 1), deadline.remaining())
+
+
+def retry_after(headers: Mapping[str, str]) -> float:
+    """Seconds a 429 or 503 asked the client to wait (``retry-after-ms`` or a number of
+    seconds in ``retry-after``), or 0."""
+    try:
+        if "retry-after-ms" in headers:
+            return max(0.0, float(headers["retry-after-ms"]) / 1000)
+        return max(0.0, float(headers.get("retry-after", "0")))
+    except ValueError:  # an HTTP date, or garbage: fall back to our own backoff
+        return 0.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from app.llm.pacing import AdaptiveLimit, Deadline, backoff
+from app.llm.pacing import AdaptiveLimit, Deadline, backoff, retry_after
 
 
 class Clock:
@@ -74,3 +74,10 @@ def test_no_more_holders_than_the_limit() -> None:
     for t in threads:
         t.join()
     assert peak == 2
+
+
+def test_retry_after_headers_are_read_in_seconds() -> None:
+    assert retry_after({"retry-after-ms": "250"}) == 0.25
+    assert retry_after({"retry-after": "3"}) == 3.0
+    assert retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0
+    assert retry_after({}) == 0.0
