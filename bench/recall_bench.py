@@ -243,7 +243,9 @@ def main() -> None:
     parser.add_argument("--scan", type=int, default=1500, help="commits mined per repository")
     parser.add_argument("--embedder", choices=["hash", "local"], default="hash")
     parser.add_argument("--json", type=Path, help="write per-case scores here")
+    parser.add_argument("--repos", help="only these (comma-separated owner/name)")
     args = parser.parse_args()
+    only = set(args.repos.split(",")) if args.repos else {name for name, _ in REPOS}
 
     from app.config import Settings
     from app.db.engine import open_database
@@ -256,7 +258,7 @@ def main() -> None:
             run = product_runner(db.engine, embedder)
             rows: list[dict[str, object]] = []
             timings: list[float] = []
-            for full_name, language in REPOS:
+            for full_name, language in [r for r in REPOS if r[0] in only]:
                 git_dir = str(args.mirrors / full_name.replace("/", "+") / "repo")
                 started = time.perf_counter()
                 cases = mine(git_dir, full_name, language, args.cases, args.scan)

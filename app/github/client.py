@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 from githubkit import AppAuthStrategy, GitHub
@@ -22,6 +23,7 @@ from app.errors import ConfigError, ReviewbotError
 TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 DIFF = {"Accept": "application/vnd.github.diff"}
 RAW = {"Accept": "application/vnd.github.raw+json"}
+SHA = {"Accept": "application/vnd.github.sha"}
 
 
 class GitHubError(ReviewbotError):
@@ -194,9 +196,25 @@ class RepoApi:
     def compare_diff(self, base: str, head: str) -> bytes:
         return self._call("GET", f"/compare/{base}...{head}", headers=DIFF).content
 
+    def compare(self, base: str, head: str) -> dict[str, Any] | None:
+        """The comparison of two commits (``status``, ``files``); None when GitHub cannot
+        compare them (a commit gone after a force push, a diff over its limits)."""
+        try:
+            return dict(self._call("GET", f"/compare/{base}...{head}").json())
+        except GitHubError as exc:
+            if exc.status in {404, 406, 422}:
+                return None
+            raise
+
+    def commit_sha(self, ref: str) -> str:
+        """The commit a branch, tag or SHA names now."""
+        return self._call("GET", f"/commits/{quote(ref)}", headers=SHA).text.strip()
+
     def content(self, path: str, ref: str) -> bytes | None:
         try:
-            return self._call("GET", f"/contents/{path}", params={"ref": ref}, headers=RAW).content
+            return self._call(
+                "GET", f"/contents/{quote(path)}", params={"ref": ref}, headers=RAW
+            ).content
         except GitHubError as exc:
             if exc.status == 404:
                 return None

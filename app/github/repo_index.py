@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from sqlalchemy import text
 
 from app.github.client import RepoApi
 from app.indexing.archive import TarballSource
+from app.indexing.changed_files import ChangedFilesSource
 from app.indexing.embedder import select_embedder
 from app.indexing.indexer import Indexer, IndexOptions, IndexReport
-from app.indexing.source_tree import CONFIG_FILE
+from app.indexing.links import LINK_VERSION
+from app.indexing.source_tree import CONFIG_FILE, FileSource
 from app.indexing.store import repository_id
 from app.indexing.summarizer import select_summarizer
 from app.jobs.queue import Runtime
@@ -18,18 +21,24 @@ from app.logs import kv
 
 log = logging.getLogger(__name__)
 INDEX_LOCK_WAIT_SECONDS = 600.0
+#: GitHub lists at most this many files in a comparison: a list this long may be cut.
+COMPARE_MAX_FILES = 300
 
 
-def index_at(run: Runtime, api: RepoApi, repo: str, ref: str) -> IndexReport:
-    """Index ``repo`` as of ``ref`` from its tarball, streamed member by member (nothing is
-    unpacked to disk). Unchanged files cost a hash; only changed content is chunked,
+def index_at(run: Runtime, api: RepoApi, repo: str, ref: str, full: bool = False) -> IndexReport:
+    """Index ``repo`` as of ``ref``. After a first index, only the files changed since the
+    commit last indexed are fetched (``changes_since``); otherwise, or when that cannot be
+    trusted, the tarball is streamed member by member (nothing is unpacked to disk).
+    Either way unchanged content costs a hash at most; only changed content is chunked,
     summarised and embedded. ``.reviewbot.toml`` is read from the same ref."""
-    source = TarballSource(
-        f"{repo}@{ref}",
-        api.tarball(ref),
-        api.content(CONFIG_FILE, ref),
-        run.settings.archive_limits,
-    )
+    source: FileSource | None = None if full else changes_since(run, api, repo, ref)
+    if source is None:
+        source = TarballSource(
+            f"{repo}@{ref}",
+            api.tarball(ref),
+            api.content(CONFIG_FILE, ref),
+            run.settings.archive_limits,
+        )
     report = Indexer(
         run.engine,
         repo,
@@ -45,11 +54,72 @@ def index_at(run: Runtime, api: RepoApi, repo: str, ref: str) -> IndexReport:
             "index.done",
             repo=repo,
             ref=ref,
+            source="compare" if isinstance(source, ChangedFilesSource) else "tarball",
             changed=report.files_changed,
             chunks_added=report.chunks_added,
         )
     )
     return report
+
+
+def changes_since(run: Runtime, api: RepoApi, repo: str, ref: str) -> ChangedFilesSource | None:
+    """The files changed between the commit last indexed and ``ref``, from the compare
+    API (or, for a ``ref`` older than it, the files changed since ``ref``, undone); None
+    when the tarball must be read instead: no commit indexed yet, links of an older
+    version to rebuild, ``ref`` on another line of history (a force push), a
+    comparison GitHub cut short (300 files) or refuses (too big), or a changed
+    ``.reviewbot.toml`` (the index rules changed for every file)."""
+    with run.engine.begin() as conn:
+        last, oldest_links = conn.execute(
+            text(
+                "SELECT r.last_indexed_commit, (SELECT min(f.link_version) FROM source_files f"
+                " WHERE f.repository_id = r.id) FROM repositories r WHERE r.full_name = :n"
+            ),
+            {"n": repo},
+        ).one_or_none() or (None, None)
+    if last is None or (oldest_links is not None and oldest_links < LINK_VERSION):
+        return None
+    head = api.commit_sha(ref)
+    compared = api.compare(last, head)
+    backwards = compared is not None and compared.get("status") == "behind"
+    if backwards:  # a PR's base older than the index: what changed since, undone
+        compared = api.compare(head, last)
+    if compared is None or compared.get("status") not in {"ahead", "identical"}:
+        return None
+    files = compared.get("files") or []
+    if len(files) >= COMPARE_MAX_FILES:
+        return None
+    changed, removed = changed_paths(files, undo=backwards)
+    if CONFIG_FILE in changed or CONFIG_FILE in removed:
+        return None
+    return ChangedFilesSource(
+        f"{repo}@{head[:12]}",
+        head,
+        changed,
+        removed,
+        lambda path: api.content(path, head),
+        api.content(CONFIG_FILE, head),
+    )
+
+
+def changed_paths(files: list[dict[str, Any]], undo: bool = False) -> tuple[list[str], list[str]]:
+    """(paths to fetch, paths deleted) to bring an index from a comparison's base to its
+    head; with ``undo``, from its head back to its base. A rename is both."""
+    changed: list[str] = []
+    removed: list[str] = []
+    for entry in files:
+        path, status = str(entry["filename"]), entry.get("status")
+        previous = entry.get("previous_filename")
+        if status in {"added", "copied", "removed"}:
+            exists_after = (status == "removed") == undo
+            (changed if exists_after else removed).append(path)
+            continue
+        changed.append(path)  # modified, changed: at either end
+        if status == "renamed" and previous and previous != path:
+            old, new = (previous, path) if not undo else (path, previous)
+            changed[-1] = new
+            removed.append(old)
+    return changed, removed
 
 
 def index_repository(run: Runtime, repo: str, installation_id: int, full: bool) -> IndexReport:
@@ -59,7 +129,7 @@ def index_repository(run: Runtime, repo: str, installation_id: int, full: bool) 
     branch = api.default_branch()
     with run.engine.begin() as conn:
         repository_id(conn, repo, installation_id=installation_id, default_branch=branch)
-    return index_at(run, api, repo, branch)
+    return index_at(run, api, repo, branch, full=full)
 
 
 def purge_repository(run: Runtime, repo: str) -> None:

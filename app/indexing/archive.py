@@ -183,6 +183,9 @@ class GitArchiveSource:
     def commit(self) -> str:
         return self.rev
 
+    def removed_paths(self) -> None:
+        return None
+
 
 @dataclass
 class TarballSource:
@@ -209,3 +212,6 @@ class TarballSource:
 
     def commit(self) -> str | None:
         return self.stats.commit if self.stats else None
+
+    def removed_paths(self) -> None:
+        return None

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import subprocess
 import tomllib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -144,6 +144,11 @@ class FileSource(Protocol):
         """The commit the tree is at, when known (after ``files`` was consumed)."""
         ...
 
+    def removed_paths(self) -> Sequence[str] | None:
+        """None for a whole tree: a known file it does not list was deleted. A partial
+        tree (the files a push changed) names its deletions instead (after ``files``)."""
+        ...
+
 
 @dataclass(frozen=True)
 class DirectorySource:
@@ -163,6 +168,9 @@ class DirectorySource:
 
     def commit(self) -> str | None:
         return git_head(self.root)
+
+    def removed_paths(self) -> None:
+        return None
 
 
 def git_head(root: Path) -> str | None:

@@ -13,14 +13,13 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Connection, Row, text
 
 from app.diff.changed import ChangedFunction
-from app.indexing.chunks import Chunk
-from app.indexing.links import NAME_ONLY
+from app.indexing.links import NAME_ONLY, Link
 
 #: A name-only link that matches more definitions than this says nothing.
 MAX_NAME_ONLY_MATCHES = 6
@@ -74,38 +73,55 @@ class LinkHit:
 MAX_HOPS = 2
 HOP_DECAY = 0.95
 _UNNEST = (
-    "unnest(CAST(:names AS text[]), CAST(:matches AS text[]), CAST(:targets AS text[]),"
-    " CAST(:quals AS text[]), CAST(:confs AS float8[])) AS l(name, match, target, qualifier,"
-    " confidence)"
+    "unnest(CAST(:fns AS int[]), CAST(:names AS text[]), CAST(:matches AS text[]),"
+    " CAST(:targets AS text[]), CAST(:quals AS text[]), CAST(:confs AS float8[]))"
+    " AS l(fn, name, match, target, qualifier, confidence)"
 )
+#: name, match, target, qualifier, confidence
 _LinkKey = tuple[str, str, str | None, str | None, float]
+#: a link of the function at this index of the batch
+_FnLink = tuple[int, _LinkKey]
 
 
-def _params(links: Sequence[_LinkKey]) -> dict[str, object]:
+def _params(links: Sequence[_FnLink]) -> dict[str, object]:
     return {
-        "names": [k[0] for k in links],
-        "matches": [k[1] for k in links],
-        "targets": [k[2] for k in links],
-        "quals": [k[3] for k in links],
-        "confs": [k[4] for k in links],
+        "fns": [fn for fn, _ in links],
+        "names": [k[0] for _, k in links],
+        "matches": [k[1] for _, k in links],
+        "targets": [k[2] for _, k in links],
+        "quals": [k[3] for _, k in links],
+        "confs": [k[4] for _, k in links],
     }
+
+
+def _link_key(use: Link) -> _LinkKey:
+    return (use.name, use.match, use.target, use.qualifier, use.confidence)
+
+
+@dataclass
+class _Resolved:
+    """What one function's links resolved to: link -> {definition (path, name): (first
+    line, chunk id)}, and each followed re-export -> the link it came from."""
+
+    matched: dict[_LinkKey, dict[tuple[str, str], tuple[int, int]]] = field(default_factory=dict)
+    origin: dict[_LinkKey, _LinkKey] = field(default_factory=dict)
 
 
 def linked_definitions(
-    conn: Connection, repo_id: int, function: ChangedFunction, exclude: Sequence[int], k: int
-) -> list[LinkHit]:
-    """The definitions the changed function's links resolve to, best first. A link to a
-    module that only re-exports the name is followed to where it is defined."""
-    uses = Counter((u.name, u.match, u.target, u.qualifier, u.confidence) for u in function.uses)
-    called = {
-        (u.name, u.match, u.target, u.qualifier, u.confidence)
-        for u in function.uses
-        if u.kind != "type"
-    }
-    links = list(uses)
-    # link -> {definition (path, name): (first line, chunk id)}
-    matched: dict[_LinkKey, dict[tuple[str, str], tuple[int, int]]] = {}
-    origin: dict[_LinkKey, _LinkKey] = {}  # a followed re-export -> the link it came from
+    conn: Connection,
+    repo_id: int,
+    functions: Sequence[ChangedFunction],
+    exclude: Sequence[int],
+    k: int,
+) -> list[list[LinkHit]]:
+    """For each changed function, the definitions its links resolve to, best first. A link
+    to a module that only re-exports the name is followed to where it is defined. All the
+    functions' links go in each statement: at most ``MAX_HOPS + 1`` joins and ``MAX_HOPS``
+    re-export lookups, however many functions."""
+    resolved = [_Resolved() for _ in functions]
+    links: list[_FnLink] = [
+        (fn, key) for fn, f in enumerate(functions) for key in dict.fromkeys(map(_link_key, f.uses))
+    ]
     for _ in range(MAX_HOPS + 1):
         if not links:
             break
@@ -113,7 +129,7 @@ def linked_definitions(
             text(
                 f"WITH l AS (SELECT DISTINCT * FROM {_UNNEST})"
                 " SELECT c.id, c.file_path, coalesce(c.qualified_name, ''), c.start_line,"
-                " l.name, l.match, l.target, l.qualifier, l.confidence"
+                " l.fn, l.name, l.match, l.target, l.qualifier, l.confidence"
                 " FROM l JOIN code_chunks c ON c.repository_id = :r AND c.symbol_name = l.name"
                 " AND c.chunk_type <> 'module'"
                 " AND NOT (c.id = ANY(CAST(:ex AS bigint[])))"
@@ -123,14 +139,31 @@ def linked_definitions(
         ).all()
         for row in rows:
             # a definition cut into windows: its first window, which holds its signature
-            first = matched.setdefault(tuple(row[4:]), {})
+            first = resolved[row[4]].matched.setdefault(tuple(row[5:]), {})
             definition = (row[1], row[2])
             if definition not in first or (row[3], row[0]) < first[definition]:
                 first[definition] = (row[3], row[0])
-        followed = _reexported(conn, repo_id, [k for k in links if k not in matched])
-        for hop in followed:
-            origin.setdefault(hop, next(k for k in links if k[0] == hop[0]))
+        unresolved = [(fn, key) for fn, key in links if key not in resolved[fn].matched]
+        followed = _reexported(conn, repo_id, unresolved)
+        for fn, hop in followed:
+            came_from = next(key for f, key in links if f == fn and key[0] == hop[0])
+            resolved[fn].origin.setdefault(hop, came_from)
         links = followed
+    return [
+        score_definitions(function, found.matched, found.origin, k)
+        for function, found in zip(functions, resolved, strict=True)
+    ]
+
+
+def score_definitions(
+    function: ChangedFunction,
+    matched: dict[_LinkKey, dict[tuple[str, str], tuple[int, int]]],
+    origin: dict[_LinkKey, _LinkKey],
+    k: int,
+) -> list[LinkHit]:
+    """The ``k`` best definitions of one function's resolved links. Pure."""
+    uses = Counter(map(_link_key, function.uses))
+    called = {_link_key(u) for u in function.uses if u.kind != "type"}
     best: dict[int, float] = {}
     for link, definitions in matched.items():
         confidence = link[-1]
@@ -149,102 +182,133 @@ def linked_definitions(
     return [LinkHit(chunk_id, score) for chunk_id, score in ranked]
 
 
-def _reexported(conn: Connection, repo_id: int, unresolved: Sequence[_LinkKey]) -> list[_LinkKey]:
+def _reexported(conn: Connection, repo_id: int, unresolved: Sequence[_FnLink]) -> list[_FnLink]:
     """For links into a module that does not define the name: that module's own import
     links of the name (or ``*``), as links of the original name, a little less confident."""
-    followable = [k for k in unresolved if k[1] in {"module", "stem"}]
+    followable = [(fn, key) for fn, key in unresolved if key[1] in {"module", "stem"}]
     if not followable:
         return []
     rows = conn.execute(
         text(
             f"WITH l AS (SELECT DISTINCT * FROM {_UNNEST})"
-            " SELECT DISTINCT l.name, i.match, i.target, l.confidence FROM l JOIN chunk_links i"
+            " SELECT DISTINCT l.fn, l.name, i.match, i.target, l.confidence FROM l"
+            " JOIN chunk_links i"
             " ON i.repository_id = :r AND i.kind = 'import' AND i.name IN (l.name, '*')"
             " WHERE CASE l.match"
             "  WHEN 'module' THEN i.file_path = l.target"
             "   OR right(i.file_path, length(l.target) + 1) = '/' || l.target"
             f"  ELSE {_STEM.format(path='i.file_path')} = l.target END"
+            " ORDER BY l.fn, l.name, i.match, i.target"
         ),
         {"r": repo_id, **_params(followable)},
     ).all()
-    return list({(r.name, r.match, r.target, None, r.confidence * HOP_DECAY): None for r in rows})
-
-
-_PATH, _QUALIFIED, _LANGUAGE = (
-    "CAST(:path AS text)",
-    "CAST(:qualified AS text)",
-    "CAST(:language AS text)",
-)
+    hops = ((r.fn, (r.name, r.match, r.target, None, r.confidence * HOP_DECAY)) for r in rows)
+    return list(dict.fromkeys(hops))
 
 
 def linked_callers(
-    conn: Connection, repo_id: int, function: ChangedFunction, exclude: Sequence[int], k: int
-) -> list[LinkHit]:
-    """The chunks in other files whose links resolve to the changed function, best first
-    (most confident link, then most uses), also through modules that re-export it."""
-    chunk = function.chunk
-    if not chunk.symbol_name or chunk.chunk_type == "module":
-        return []
-    name = chunk.symbol_name
-    namesakes = conn.execute(
-        text(
-            "SELECT count(DISTINCT (file_path, qualified_name)) FROM code_chunks"
-            " WHERE repository_id = :r AND symbol_name = :name AND chunk_type <> 'module'"
-        ),
-        {"r": repo_id, "name": name},
-    ).scalar_one()
-    found: dict[int, tuple[float, int]] = {}  # chunk id -> (best confidence, uses)
-    places = [(function.file_path, 1.0)]
-    seen = {function.file_path}
-    for _ in range(MAX_HOPS + 1):
-        next_places: list[tuple[str, float]] = []
-        for path, decay in places:
-            for row in _links_to(conn, repo_id, name, path, chunk):
-                if row.kind == "import":
-                    if row.file_path not in seen and len(seen) < 8:
-                        seen.add(row.file_path)
-                        next_places.append((row.file_path, decay * HOP_DECAY))
-                    continue
-                confidence = float(row.confidence) * decay
-                if row.confidence <= NAME_ONLY:  # `x.name(...)`: which namesake is unknown
-                    if namesakes > MAX_NAME_ONLY_MATCHES:
-                        continue
-                    confidence /= math.sqrt(max(1, namesakes))
-                best, uses = found.get(row.id, (0.0, 0))
-                found[row.id] = (max(best, confidence), uses + 1)
-        places = next_places
-    hits = [
-        LinkHit(cid, confidence * usage_bonus(uses))
-        for cid, (confidence, uses) in found.items()
-        if cid not in exclude
+    conn: Connection,
+    repo_id: int,
+    functions: Sequence[ChangedFunction],
+    exclude: Sequence[int],
+    k: int,
+) -> list[list[LinkHit]]:
+    """For each changed function, the chunks in other files whose links resolve to it,
+    best first (most confident link, then most uses), also through modules that re-export
+    it. One count of namesakes and at most ``MAX_HOPS + 1`` link joins, however many
+    functions."""
+    targets = [
+        fn
+        for fn, f in enumerate(functions)
+        if f.chunk.symbol_name and f.chunk.chunk_type != "module"
     ]
-    return sorted(hits, key=lambda h: (-h.score, h.chunk_id))[:k]
+    found: list[dict[int, tuple[float, int]]] = [{} for _ in functions]  # id -> (conf, uses)
+    if not targets:
+        return [[] for _ in functions]
+    namesakes = _namesakes(conn, repo_id, [functions[fn].chunk.symbol_name or "" for fn in targets])
+    places = [(fn, functions[fn].file_path, 1.0) for fn in targets]
+    seen = {fn: {functions[fn].file_path} for fn in targets}
+    for _ in range(MAX_HOPS + 1):
+        next_places: list[tuple[int, str, float]] = []
+        for row in _links_to(conn, repo_id, functions, places):
+            fn, decay = row.fn, row.decay
+            if row.kind == "import":
+                if row.file_path not in seen[fn] and len(seen[fn]) < 8:
+                    seen[fn].add(row.file_path)
+                    next_places.append((fn, row.file_path, decay * HOP_DECAY))
+                continue
+            confidence = float(row.confidence) * decay
+            if row.confidence <= NAME_ONLY:  # `x.name(...)`: which namesake is unknown
+                same_name = namesakes.get(functions[fn].chunk.symbol_name or "", 0)
+                if same_name > MAX_NAME_ONLY_MATCHES:
+                    continue
+                confidence /= math.sqrt(max(1, same_name))
+            best, uses = found[fn].get(row.id, (0.0, 0))
+            found[fn][row.id] = (max(best, confidence), uses + 1)
+        places = next_places
+        if not places:
+            break
+    excluded = set(exclude)
+    return [
+        sorted(
+            (
+                LinkHit(cid, confidence * usage_bonus(uses))
+                for cid, (confidence, uses) in callers.items()
+                if cid not in excluded
+            ),
+            key=lambda h: (-h.score, h.chunk_id),
+        )[:k]
+        for callers in found
+    ]
+
+
+def _namesakes(conn: Connection, repo_id: int, names: Sequence[str]) -> dict[str, int]:
+    """How many distinct definitions carry each name."""
+    rows = conn.execute(
+        text(
+            "SELECT n.name, (SELECT count(DISTINCT (c.file_path, c.qualified_name))"
+            "  FROM code_chunks c WHERE c.repository_id = :r AND c.symbol_name = n.name"
+            "  AND c.chunk_type <> 'module')"
+            " FROM (SELECT DISTINCT unnest(CAST(:names AS text[]))) AS n(name)"
+        ),
+        {"r": repo_id, "names": list(names)},
+    )
+    return {name: count for name, count in rows}
 
 
 def _links_to(
     conn: Connection,
     repo_id: int,
-    name: str,
-    path: str,
-    chunk: Chunk,
+    functions: Sequence[ChangedFunction],
+    places: Sequence[tuple[int, str, float]],
 ) -> Sequence[Row[Any]]:
-    """Links in other files than ``path`` that resolve to ``name`` defined at ``path``,
-    each with the most specific chunk holding its line."""
+    """For each place (function index, path, decay): links in other files than ``path``
+    that resolve to the function's name defined at ``path``, each with the most specific
+    chunk holding its line (at most 2000 per place)."""
+    chunks = [functions[fn].chunk for fn, _, _ in places]
     return conn.execute(
         text(
-            "SELECT c.id, l.kind, l.file_path, l.confidence FROM chunk_links l"
-            " JOIN LATERAL (SELECT c.id FROM code_chunks c WHERE c.source_file_id"
-            " = l.source_file_id AND c.start_line <= l.line AND l.line <= c.end_line"
-            " ORDER BY c.end_line - c.start_line, c.id LIMIT 1) c ON true"
-            " WHERE l.repository_id = :r AND l.name IN (:name, '*') AND l.file_path <> :path"
-            f" AND {_resolves(_PATH, _QUALIFIED, _LANGUAGE)}"
-            " LIMIT 2000"
+            "SELECT p.fn, p.decay, hit.* FROM unnest(CAST(:fns AS int[]),"
+            " CAST(:names AS text[]), CAST(:paths AS text[]), CAST(:qualified AS text[]),"
+            " CAST(:languages AS text[]), CAST(:decays AS float8[]))"
+            " AS p(fn, name, path, qualified, language, decay)"
+            " CROSS JOIN LATERAL (SELECT c.id, l.kind, l.file_path, l.confidence"
+            "  FROM chunk_links l"
+            "  JOIN LATERAL (SELECT c.id FROM code_chunks c WHERE c.source_file_id"
+            "  = l.source_file_id AND c.start_line <= l.line AND l.line <= c.end_line"
+            "  ORDER BY c.end_line - c.start_line, c.id LIMIT 1) c ON true"
+            "  WHERE l.repository_id = :r AND l.name IN (p.name, '*') AND l.file_path <> p.path"
+            f"  AND {_resolves('p.path', 'p.qualified', 'p.language')}"
+            "  ORDER BY l.id LIMIT 2000) hit"
+            " ORDER BY p.fn, hit.file_path, hit.id"
         ),
         {
             "r": repo_id,
-            "name": name,
-            "path": path,
-            "qualified": chunk.qualified_name or name,
-            "language": chunk.language or "",
+            "fns": [fn for fn, _, _ in places],
+            "names": [c.symbol_name for c in chunks],
+            "paths": [path for _, path, _ in places],
+            "qualified": [c.qualified_name or c.symbol_name for c in chunks],
+            "languages": [c.language or "" for c in chunks],
+            "decays": [decay for _, _, decay in places],
         },
     ).all()

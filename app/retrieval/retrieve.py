@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -13,10 +14,11 @@ from sqlalchemy import Connection, Engine, text
 from app.config import Settings
 from app.diff.changed import ChangedFunction
 from app.diff.parse import FileDiff
-from app.indexing.embedder import Embedder, EmbeddingUsage
+from app.indexing.embedder import Embedder, EmbeddingError, EmbeddingUsage
 from app.llm.tokens import token_counter
+from app.logs import kv
 from app.retrieval.fusion import interleave, reciprocal_rank_fusion
-from app.retrieval.links import linked_callers, linked_definitions
+from app.retrieval.links import LinkHit, linked_callers, linked_definitions
 from app.retrieval.queries import RetrievalQuery, describe_change_with_llm, heuristic_queries
 from app.retrieval.ranking import (
     Candidate,
@@ -27,7 +29,9 @@ from app.retrieval.ranking import (
     rank_context,
 )
 from app.retrieval.search import indexed_repository, prepare_vector_search
-from app.retrieval.signals import lexical_signal, vector_signal
+from app.retrieval.signals import lexical_signals, vector_signals
+
+log = logging.getLogger(__name__)
 
 #: Weights of the fill signals in fusion: equal, since the ablation in bench/RESULTS.md
 #: measures them alike (R@4000 0.36 vector with the hash embedder, 0.33 lexical). Links,
@@ -49,7 +53,9 @@ class ContextResult:
     tokens_used: int
     budget: int
     token_counter: str
-    timings: dict[str, float] = field(default_factory=dict)
+    timings: dict[str, float] = field(
+        default_factory=lambda: dict.fromkeys(("embedding_s", "database_s", "total_s"), 0.0)
+    )
     embedding_usage: EmbeddingUsage = field(default_factory=EmbeddingUsage)
 
     def as_json(self) -> dict[str, object]:
@@ -59,6 +65,7 @@ class ContextResult:
             "tokens_used": self.tokens_used,
             "budget": self.budget,
             "token_counter": self.token_counter,
+            "timings": {k: round(v, 4) for k, v in sorted(self.timings.items())},
         }
 
 
@@ -98,6 +105,7 @@ def retrieve_context(
     budget: int | None = None,
 ) -> ContextResult:
     """Search, fuse, rank and pack context for ``changed`` under the token budget."""
+    begun = time.perf_counter()
     budget = budget or settings.context_token_budget
     counter = token_counter()
     result = ContextResult(list(changed), [], 0, budget, counter.name)
@@ -115,7 +123,12 @@ def retrieve_context(
     started = time.perf_counter()
     vectors: list[list[float]] = []
     if "vector" in signals:
-        vectors = embedder.embed([q.text for q in queries], result.embedding_usage)
+        try:
+            vectors = embedder.embed([q.text for q in queries], result.embedding_usage)
+        except EmbeddingError as exc:  # the other signals still find context
+            log.warning(kv("retrieval.vector_skipped", repo=repo, error=exc))
+            signals.discard("vector")
+            settings = settings.model_copy(update={"retrieval_signals": tuple(sorted(signals))})
     result.timings["embedding_s"] = time.perf_counter() - started
 
     started = time.perf_counter()
@@ -124,17 +137,19 @@ def retrieve_context(
         repo_id = indexed_repository(conn, repo, embedder.model)
         prepare_vector_search(conn)
         exclude = stale_chunk_ids(conn, repo_id, changed, diffs)
+        scores = _function_scores(
+            conn, repo_id, searched, queries, vectors, embedder.model, exclude, settings
+        )
         per_function = [
-            _function_scores(
-                conn, repo_id, function, queries, vectors, embedder.model, exclude, settings
-            ).weighted(SECONDARY_CHANGE_WEIGHT if secondary(function.file_path) else 1.0)
-            for function in searched
+            found.weighted(SECONDARY_CHANGE_WEIGHT if secondary(function.file_path) else 1.0)
+            for function, found in zip(searched, scores, strict=True)
         ]
         merged = merge_function_scores(per_function)
         chunks = _load(conn, merged, secondary)
     result.timings["database_s"] = time.perf_counter() - started
     ranked = rank_context(chunks, settings.max_chunks_per_file)
     result.context, result.tokens_used = pack(ranked, counter.usable(budget), counter.count)
+    result.timings["total_s"] = time.perf_counter() - begun
     return result
 
 
@@ -152,15 +167,30 @@ def searchable(function: ChangedFunction) -> bool:
 def _function_scores(
     conn: Connection,
     repo_id: int,
-    function: ChangedFunction,
+    searched: Sequence[ChangedFunction],
     queries: Sequence[RetrievalQuery],
     vectors: Sequence[Sequence[float]],
     model: str,
     exclude: Sequence[int],
     settings: Settings,
+) -> list[FunctionScores]:
+    """Every signal for every searched function, each signal in a constant number of
+    statements (not one per function)."""
+    rankings = _rankings(conn, repo_id, searched, queries, vectors, model, exclude, settings)
+    links: list[list[LinkHit]] = [[] for _ in searched]
+    if "structural" in settings.retrieval_signals:
+        k = settings.retrieval_per_signal * LINKS_PER_SIGNAL_HIT
+        definitions = linked_definitions(conn, repo_id, searched, exclude, k)
+        callers = linked_callers(conn, repo_id, searched, exclude, k)
+        links = [d + c for d, c in zip(definitions, callers, strict=True)]
+    return [_scores(r, hits, settings) for r, hits in zip(rankings, links, strict=True)]
+
+
+def _scores(
+    rankings: dict[str, list[int]], links: Sequence[LinkHit], settings: Settings
 ) -> FunctionScores:
+    """One function's fused fill signals and its links. Pure."""
     found = FunctionScores()
-    rankings = _rankings(conn, repo_id, function, queries, vectors, model, exclude, settings)
     found.fused = (
         reciprocal_rank_fusion(rankings, weights=SIGNAL_WEIGHTS)
         if settings.retrieval_fusion == "rrf"
@@ -169,13 +199,9 @@ def _function_scores(
     for name, ids in rankings.items():
         for cid in ids:
             found.signals.setdefault(cid, set()).add(name.split(":")[0])
-    if "structural" in settings.retrieval_signals:
-        k = settings.retrieval_per_signal * LINKS_PER_SIGNAL_HIT
-        hits = linked_definitions(conn, repo_id, function, exclude, k)
-        hits += linked_callers(conn, repo_id, function, exclude, k)
-        for hit in hits:
-            found.links[hit.chunk_id] = max(found.links.get(hit.chunk_id, 0.0), hit.score)
-            found.signals.setdefault(hit.chunk_id, set()).add("structural")
+    for hit in links:
+        found.links[hit.chunk_id] = max(found.links.get(hit.chunk_id, 0.0), hit.score)
+        found.signals.setdefault(hit.chunk_id, set()).add("structural")
     return found
 
 
@@ -195,27 +221,36 @@ def most_changed(changed: Sequence[ChangedFunction], limit: int) -> list[Changed
 def _rankings(
     conn: Connection,
     repo_id: int,
-    function: ChangedFunction,
+    searched: Sequence[ChangedFunction],
     queries: Sequence[RetrievalQuery],
     vectors: Sequence[Sequence[float]],
     model: str,
     exclude: Sequence[int],
     settings: Settings,
-) -> dict[str, list[int]]:
+) -> list[dict[str, list[int]]]:
+    """The vector and lexical rankings of each searched function, by signal name."""
     k = settings.retrieval_per_signal
-    mine = [(i, q) for i, q in enumerate(queries) if q.function is function]
-    rankings: dict[str, list[int]] = {}
+    rankings: list[dict[str, list[int]]] = [{} for _ in searched]
+    position = {id(f): i for i, f in enumerate(searched)}
     signals = settings.retrieval_signals
     if "vector" in signals:
-        for i, query in mine:
-            rankings[f"vector:{query.view}"] = vector_signal(
-                conn, repo_id, vectors[i], model, exclude, k
-            )
+        for query, ids in zip(
+            queries, vector_signals(conn, repo_id, vectors, model, exclude, k), strict=True
+        ):
+            rankings[position[id(query.function)]][f"vector:{query.view}"] = ids
     if "lexical" in signals:
-        terms = [q.text for _, q in mine if q.view == "change"]
-        terms += [function.qualified_name or "", *function.chunk.references]
-        rankings["lexical"] = lexical_signal(conn, repo_id, terms, exclude, k)
+        terms = [lexical_terms(f, queries) for f in searched]
+        for ranking, ids in zip(
+            rankings, lexical_signals(conn, repo_id, terms, exclude, k), strict=True
+        ):
+            ranking["lexical"] = ids
     return rankings
+
+
+def lexical_terms(function: ChangedFunction, queries: Sequence[RetrievalQuery]) -> list[str]:
+    """What the lexical signal searches for: the change view, the name, the references."""
+    terms = [q.text for q in queries if q.function is function and q.view == "change"]
+    return [*terms, function.qualified_name or "", *function.chunk.references]
 
 
 def stale_chunk_ids(

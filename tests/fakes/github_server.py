@@ -28,6 +28,9 @@ from app.diff.parse import parse_diff
 from tests.fakes.loopback import serving
 from tests.gitrepo import GitRepo
 
+#: GitHub lists at most this many files in a comparison.
+COMPARE_MAX_FILES = 300
+
 
 @dataclass
 class PullState:
@@ -255,11 +258,18 @@ class FakeGitHub:
                 return _json(200, mine if query.get("page", ["1"])[0] == "1" else [])
             return self._create_review(number, json.loads(body))
         if m := re.fullmatch(r"/compare/([0-9a-f]+)\.\.\.([0-9a-f]+)", rest):
-            return (
-                200,
-                {"content-type": "text/plain"},
-                self.git("diff", "-M", m.group(1), m.group(2)),
-            )
+            if "diff" in accept:
+                return (
+                    200,
+                    {"content-type": "text/plain"},
+                    self.git("diff", "-M", m.group(1), m.group(2)),
+                )
+            return self._comparison(m.group(1), m.group(2))
+        if (m := re.fullmatch(r"/commits/(.+)", rest)) and "sha" in accept:
+            sha = self.git("rev-parse", "--verify", "-q", f"{m.group(1)}^{{commit}}").strip()
+            if not sha:
+                return _json(404, {"message": "Not Found"})
+            return 200, {"content-type": "application/vnd.github.sha"}, sha
         if m := re.fullmatch(r"/contents/(.+)", rest):
             ref = query.get("ref", ["HEAD"])[0]
             done = subprocess.run(
@@ -293,6 +303,40 @@ class FakeGitHub:
         if m := re.fullmatch(r"/collaborators/([^/]+)/permission", rest):
             return _json(200, {"permission": self.permissions.get(m.group(1), "read")})
         return _json(404, {"message": "Not Found"})
+
+    def _comparison(self, base: str, head: str) -> tuple[int, dict[str, str], bytes]:
+        """GitHub's JSON comparison: ``status`` and at most ``COMPARE_MAX_FILES`` files
+        (three-dot: from the merge base), 404 for an unknown commit."""
+        ancestor = [
+            subprocess.run(
+                ["git", "-C", str(self.repo.root), "merge-base", "--is-ancestor", a, b],
+                capture_output=True,
+                check=False,
+            ).returncode
+            for a, b in ((base, head), (head, base))
+        ]
+        if 128 in ancestor:
+            return _json(404, {"message": "Not Found"})
+        sha = self.git("rev-parse", base, head).split()
+        status = (
+            "identical"
+            if sha[0] == sha[1]
+            else "ahead"
+            if ancestor[0] == 0
+            else "behind"
+            if ancestor[1] == 0
+            else "diverged"
+        )
+        statuses = {"A": "added", "M": "modified", "D": "removed", "R": "renamed", "C": "copied"}
+        files = []
+        listed = self.git("diff", "--name-status", "-M", f"{base}...{head}").decode()
+        for line in listed.splitlines():
+            code, *paths = line.split("\t")
+            entry = {"filename": paths[-1], "status": statuses.get(code[0], "changed")}
+            if code[0] == "R":
+                entry["previous_filename"] = paths[0]
+            files.append(entry)
+        return _json(200, {"status": status, "files": files[:COMPARE_MAX_FILES]})
 
     def _create_review(
         self, number: int, data: dict[str, Any]

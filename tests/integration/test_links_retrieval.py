@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, event, text
 
 from app.config import Settings
 from app.diff.changed import changed_functions
@@ -224,3 +224,56 @@ def test_what_a_changed_test_links_to_ranks_after_what_changed_code_links_to(
     assert scores["vat"] == pytest.approx(scores["to_cents"] * SECONDARY_CHANGE_WEIGHT, rel=0.2)
     order = [c.symbol_name for c in result.context]
     assert order.index("to_cents") < order.index("vat")
+
+
+def _many_callers(count: int) -> dict[str, str]:
+    files = {"pkg/__init__.py": "", "pkg/helpers.py": ""}
+    for i in range(count):
+        files["pkg/helpers.py"] += f"def helper_{i}(x):\n    return x + {i}\n\n\n"
+        files[f"pkg/use_{i}.py"] = (
+            f"from pkg.helpers import helper_{i}\n\n\ndef use_{i}(x):\n    return helper_{i}(x)\n"
+        )
+    return files
+
+
+def _change_callers(count: int) -> str:
+    return "".join(
+        line + "\n"
+        for i in range(count)
+        for line in [
+            f"diff --git a/pkg/use_{i}.py b/pkg/use_{i}.py",
+            f"--- a/pkg/use_{i}.py",
+            f"+++ b/pkg/use_{i}.py",
+            "@@ -4,2 +4,2 @@",
+            f" def use_{i}(x):",
+            f"-    return helper_{i}(x)",
+            f"+    return helper_{i}(x) * 2",
+        ]
+    )
+
+
+def test_retrieval_runs_the_same_statements_for_two_functions_as_for_twelve(
+    engine: Engine, settings: Settings, tmp_path: Path
+) -> None:
+    """Every signal is batched over the PR's functions: the number of statements does not
+    grow with them, and each function still finds its own callee."""
+    _write(tmp_path, _many_callers(12))
+    _index(engine, tmp_path)
+    statements: list[str] = []
+
+    def count(conn: object, cursor: object, statement: str, *args: object) -> None:
+        statements.append(statement)
+
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        few = _context(engine, tmp_path, settings, _change_callers(2))
+        few_statements = len(statements)
+        statements.clear()
+        many = _context(engine, tmp_path, settings, _change_callers(12))
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+    assert len(few.changed) == 2 and len(many.changed) == 12
+    assert len(statements) == few_statements
+    found = {c.symbol_name for c in many.context if "structural" in c.signals}
+    assert found == {f"helper_{i}" for i in range(12)}
+    assert many.timings["total_s"] >= many.timings["database_s"] > 0
