@@ -139,8 +139,9 @@ class Settings(BaseSettings):
     summary_max_tokens: int = Field(default=1200, ge=16)  # one request of summary_batch_size
     query_max_tokens: int = Field(default=300, ge=16)  # one change description
     review_max_tokens: int = Field(default=4096, ge=64)  # one review
-    # an index job's summary calls end within this: no attempt starts after it, and each
-    # attempt's timeout is cut to what is left (concurrency x retries x timeout is bounded)
+    # a job's model calls (an index's summaries, a review's probes, retries and repair) end
+    # within this: no attempt starts after it, and each attempt's timeout is cut to what is
+    # left (concurrency x retries x timeout is bounded)
     llm_job_budget_seconds: float = Field(default=900.0, gt=0)
 
     # archives (GitHub tarballs, git archive) are streamed, never unpacked; these cap one

@@ -22,6 +22,7 @@ from app.db.models import EMBEDDING_DIMS
 from app.errors import ReviewbotError
 from app.indexing.summarizer import split_identifier
 from app.llm.client import describe_model_failure, make_openai_client
+from app.llm.pacing import MIN_ATTEMPT_SECONDS, Deadline, within
 from app.llm.tokens import token_counter
 from app.logs import kv
 
@@ -160,8 +161,13 @@ class OpenAIEmbedder:
         batch_size: int = 128,
         batch_tokens: int = 100_000,
         dimensions: int | None = None,
+        budget_seconds: float | None = None,
     ) -> None:
         self.client, self.model, self.dimensions = client, model, dimensions
+        # the job's embedding calls end within this, from the first: no request starts
+        # after it, and each one's timeout and retries fit in what is left
+        self.budget_seconds = budget_seconds
+        self.deadline: Deadline | None = None
         self.batch_size, self.batch_tokens = batch_size, batch_tokens
         counter = token_counter()
         self._count, self._max_input = counter.count, counter.usable(MAX_INPUT_TOKENS)
@@ -171,12 +177,15 @@ class OpenAIEmbedder:
     def embed(self, texts: Sequence[str], usage: EmbeddingUsage) -> list[list[float]]:
         vectors: list[list[float]] = []
         for batch in self._batches(texts):
+            client = self._bounded()
             try:
-                response = self.client.embeddings.create(
+                response = client.embeddings.create(
                     model=self.model, input=batch, dimensions=self.dimensions or openai.omit
                 )
             except (openai.APIConnectionError, openai.APIStatusError) as exc:
-                reason = describe_model_failure(self.client, exc)
+                if self.deadline is not None and self.deadline.expired():
+                    raise self._budget_spent() from None  # cut short by the budget
+                reason = describe_model_failure(client, exc)
                 raise EmbeddingError(f"embedding failed: {reason}") from None
             usage.calls += 1
             usage.tokens += response.usage.prompt_tokens if response.usage else 0
@@ -199,6 +208,23 @@ class OpenAIEmbedder:
                     )
                 vectors.append(pad(vector))
         return vectors
+
+    def _bounded(self) -> openai.OpenAI:
+        """The client for the next request, within the job's budget."""
+        if self.budget_seconds is None:
+            return self.client
+        if self.deadline is None:
+            self.deadline = Deadline(self.budget_seconds)
+        timeout = self.client.timeout if isinstance(self.client.timeout, int | float) else 60.0
+        timeout, retries = within(self.deadline, timeout, self.client.max_retries)
+        if timeout < MIN_ATTEMPT_SECONDS:
+            raise self._budget_spent()
+        return self.client.with_options(timeout=timeout, max_retries=retries)
+
+    def _budget_spent(self) -> EmbeddingError:
+        return EmbeddingError(
+            f"embedding stopped: the job's model time budget ({self.budget_seconds:g} s) ran out"
+        )
 
     def _batches(self, texts: Sequence[str]) -> list[list[str]]:
         batches: list[list[str]] = [[]]
@@ -284,6 +310,7 @@ def select_embedder(settings: Settings) -> Embedder:
             settings.embedding_model,
             settings.embedding_batch_size,
             dimensions=settings.embedding_dimensions,
+            budget_seconds=settings.llm_job_budget_seconds,
         )
     if provider == "local":
         return LocalEmbedder()

@@ -73,6 +73,10 @@ class NoProgress:
         pass
 
 
+#: Texts per call of the embedder from one batch of files (it batches requests itself).
+EMBED_SLICE = 512
+
+
 @dataclass(frozen=True)
 class IndexOptions:
     full: bool = False  # re-read every file, ignoring size and mtime
@@ -306,7 +310,11 @@ class Indexer:
                 batch = []
         if batch:
             self._apply(batch)
-        gone += [path for path in known if path not in seen]
+        removed = self.source.removed_paths()
+        if removed is None:  # a whole tree: what it does not list is gone
+            gone += [path for path in known if path not in seen]
+        else:  # a partial tree names its deletions
+            gone += [path for path in dict.fromkeys(removed) if path in known and path not in seen]
         report.files_deleted = len(gone)
         if not self.options.estimate:
             with self._timed("db_write"), self.engine.begin() as conn:
@@ -524,16 +532,23 @@ class Indexer:
         elif todo:
             self.progress.start("embeddings", len(todo))
             try:
-                with self._timed("embed"):
-                    vectors = self.embedder.embed(list(todo.values()), report.embedding_usage)
-                made = dict(zip(todo, vectors, strict=True))
-                report.embeddings_computed += len(made)
+                # in slices, so what was embedded before a failure (or the end of the job's
+                # model budget) is kept
+                pending = list(todo)
+                for start in range(0, len(pending), EMBED_SLICE):
+                    part = pending[start : start + EMBED_SLICE]
+                    with self._timed("embed"):
+                        vectors = self.embedder.embed(
+                            [todo[k] for k in part], report.embedding_usage
+                        )
+                    made.update(zip(part, vectors, strict=True))
             except EmbeddingError as exc:
                 if str(exc) not in report.errors:
                     report.errors.append(
                         f"embeddings: {exc}; rows kept without vectors, the next run retries"
                     )
                 log.warning(kv("index.embed_failed", repo=self.repo, error=exc))
+            report.embeddings_computed += len(made)
             self.progress.advance("embeddings", len(todo))
             if made and self.embedder.cacheable:
                 with self._timed("db_write"), self.engine.begin() as conn:

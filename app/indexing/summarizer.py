@@ -27,8 +27,8 @@ from openai.types.chat import ChatCompletion
 
 from app.config import Settings
 from app.indexing.chunks import Chunk
-from app.llm.client import describe_model_failure, make_openai_client
-from app.llm.pacing import AdaptiveLimit, Deadline, backoff, retry_after
+from app.llm.client import describe_model_failure, make_openai_client, retryable
+from app.llm.pacing import MIN_ATTEMPT_SECONDS, AdaptiveLimit, Deadline, backoff, retry_after
 from app.llm.redact import redact_secrets
 from app.logs import kv
 
@@ -37,8 +37,6 @@ log = logging.getLogger(__name__)
 HEURISTIC = "heuristic"
 LLM = "llm"
 MAX_SUMMARY_CHARS = 1200
-#: An attempt with less time than this left in the job's budget is not started.
-MIN_ATTEMPT_SECONDS = 0.1
 #: Statuses that condemn one request (too long, malformed), not the endpoint.
 REQUEST_SPECIFIC = frozenset({400, 413, 422})
 PROMPT = Template(
@@ -149,6 +147,9 @@ class LLMSummarizer:
         self.batch_size, self.concurrency = batch_size, concurrency
         self.max_tokens = max_tokens  # generation is bounded: a server may not stop by itself
         self.budget_seconds = budget_seconds
+        # one budget for the job's summary calls from the first, however many batches of
+        # files it has
+        self.deadline: Deadline | None = None
         self.attempts = client.max_retries + 1
         self.timeout = client.timeout if isinstance(client.timeout, int | float) else 60.0
 
@@ -160,7 +161,9 @@ class LLMSummarizer:
             for i in range(0, len(chunks), self.batch_size)
         ]
         results: list[Summary | None] = [None] * len(chunks)
-        pace = _Pace(Deadline(self.budget_seconds), AdaptiveLimit(self.concurrency))
+        if self.deadline is None:
+            self.deadline = Deadline(self.budget_seconds)
+        pace = _Pace(self.deadline, AdaptiveLimit(self.concurrency))
 
         def run(batch: list[int]) -> None:
             texts = self._batch(chunks, batch, usage, pace)
@@ -240,7 +243,7 @@ class LLMSummarizer:
                     if attempt == self.attempts:
                         raise
                 except openai.APIStatusError as exc:
-                    if not _retryable(exc.status_code) or attempt == self.attempts:
+                    if not retryable(exc.status_code) or attempt == self.attempts:
                         raise
                     asked = retry_after(exc.response.headers)
                 except openai.APIConnectionError:
@@ -266,10 +269,6 @@ class _Pace:
 
 class _Stopped(Exception):
     """No further attempt: the job's time budget is spent, or the endpoint is down."""
-
-
-def _retryable(status: int) -> bool:
-    return status in {408, 409, 429} or status >= 500
 
 
 def _chunk_block(index: int, chunk: Chunk) -> str:

@@ -6,6 +6,8 @@ retried with exponential backoff and jitter, honouring ``retry-after`` headers.
 
 from __future__ import annotations
 
+import re
+
 import openai
 
 from app.config import Settings
@@ -25,18 +27,42 @@ def make_openai_client(settings: Settings) -> openai.OpenAI:
     )
 
 
+def retryable(status: int) -> bool:
+    """Statuses worth asking again: timeouts, conflicts, rate limits, server errors."""
+    return status in {408, 409, 429} or status >= 500
+
+
+_TOO_LONG = re.compile(
+    r"context.length|context.window|maximum context|too many tokens|exceeds? the context", re.I
+)
+
+
+def context_exceeded(exc: openai.APIStatusError) -> bool:
+    """True when the endpoint refused the request as longer than the model's context
+    (OpenAI and llama.cpp-style servers: ``context_length_exceeded``)."""
+    return exc.code == "context_length_exceeded" or bool(
+        _TOO_LONG.search(f"{exc.message} {exc.body}")
+    )
+
+
 def describe_model_failure(
     client: openai.OpenAI, exc: Exception, attempts: int | None = None
 ) -> str:
     """What happened, in words an operator can act on: a slow endpoint is not an
     unreachable one. ``attempts``: when the caller retried itself."""
     attempts = attempts or client.max_retries + 1
+    tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
     if isinstance(exc, openai.APITimeoutError):
         timeout = client.timeout if isinstance(client.timeout, int | float) else None
-        within = f"within {timeout:g} s " if timeout else ""
-        return f"the model endpoint did not answer {within}({attempts} attempts)"
+        within = f"within {timeout:.3g} s " if timeout else ""
+        return f"the model endpoint did not answer {within}({tries})"
+    if isinstance(exc, openai.APIStatusError) and context_exceeded(exc):
+        return (
+            f"the request is longer than the model's context (HTTP {exc.status_code}):"
+            " give the model a larger context, or lower the token budgets"
+        )
     if isinstance(exc, openai.APIStatusError):
         return f"the model endpoint answered HTTP {exc.status_code}"
     if isinstance(exc, openai.APIConnectionError):
-        return f"cannot connect to the model endpoint ({attempts} attempts)"
+        return f"cannot connect to the model endpoint ({tries})"
     return f"the model call failed ({type(exc).__name__})"

@@ -22,6 +22,9 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+#: An attempt with less time than this left in the job's budget is not started.
+MIN_ATTEMPT_SECONDS = 0.1
+
 
 @dataclass
 class Deadline:
@@ -77,6 +80,17 @@ class AdaptiveLimit:
             self.limit = max(1, self.limit // 2)
             self.lowest = min(self.lowest, self.limit)
             self._successes = 0
+
+
+def within(deadline: Deadline, timeout: float, retries: int) -> tuple[float, int]:
+    """The timeout and retries of a call retried by the openai client itself, so that all
+    its attempts end by the deadline: each waits at most what is left, and only as many
+    attempts as fit in it run. ``(0, 0)`` when nothing is left."""
+    left = deadline.remaining()
+    timeout = min(timeout, left)
+    if timeout <= 0:
+        return 0.0, 0
+    return timeout, max(0, min(retries, int(left // timeout) - 1))
 
 
 def backoff(attempt: int, deadline: Deadline, base: float = 0.5, cap: float = 8.0) -> float:

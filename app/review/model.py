@@ -9,7 +9,8 @@ from typing import Any
 import openai
 
 from app.errors import ReviewbotError
-from app.llm.client import describe_model_failure
+from app.llm.client import context_exceeded, describe_model_failure, retryable
+from app.llm.pacing import MIN_ATTEMPT_SECONDS, Deadline, within
 from app.logs import kv
 from app.review.comments import ModelReview, parse_model_review
 from app.review.prompt import ReviewPrompt
@@ -70,67 +71,118 @@ class ModelAnswer:
     response_format: str
 
 
+#: What makes a review request longer: the diff, the context and the answer.
+PROMPT_SETTINGS = (
+    "REVIEWBOT_DIFF_TOKEN_BUDGET",
+    "REVIEWBOT_CONTEXT_TOKEN_BUDGET",
+    "REVIEWBOT_REVIEW_MAX_TOKENS",
+)
+#: An attempt's timeout when the client's is not a number (an ``httpx.Timeout``).
+DEFAULT_TIMEOUT = 60.0
 #: The formats to ask for, best first; plain text with tolerant parsing is the last tier.
 FORMATS: tuple[tuple[str, dict[str, Any] | None], ...] = (
     ("json_schema", {"type": "json_schema", "json_schema": REVIEW_SCHEMA}),
+    # llama-cpp-python's extension: JSON mode held to a schema by a grammar, so even a
+    # small model answers in the review's shape; servers that refuse the key fall through
+    ("json_object_schema", {"type": "json_object", "schema": REVIEW_SCHEMA["schema"]}),
     ("json_object", {"type": "json_object"}),
     ("text", None),
 )
 #: What each (endpoint, model) was found to accept, for the life of the process.
-_ACCEPTED: dict[tuple[str, str], str] = {}
+ACCEPTED_FORMATS: dict[tuple[str, str], str] = {}
 
 
 def refuses_format(exc: openai.APIStatusError) -> bool:
     """True when an error of any status says the request's ``response_format`` is not
     supported (OpenAI answers 400; llama.cpp-style servers answer 500)."""
     said = f"{exc.message} {exc.body}".lower()
+    if context_exceeded(exc):  # a 400 about the prompt's length, not its format
+        return False
     return exc.status_code == 400 or "response_format" in said or "json_schema" in said
 
 
 def ask_review_model(
-    client: openai.OpenAI, model: str, prompt: ReviewPrompt, max_tokens: int = 4096
+    client: openai.OpenAI,
+    model: str,
+    prompt: ReviewPrompt,
+    max_tokens: int = 4096,
+    deadline: Deadline | None = None,
 ) -> ModelAnswer:
     """Ask with the best response format the endpoint takes, at most ``max_tokens``.
 
     The first call to an endpoint and model probes without retries, from JSON schema down
     to plain text, and the format that works is remembered; later calls go straight to
-    it (with the client's retries), and probe again only if it is refused.
+    it (with the client's retries), and probe again only if it is refused. With a
+    ``deadline``, every attempt ends by it (timeouts cut, retries dropped).
     """
     key = (str(client.base_url), model)
-    known = _ACCEPTED.get(key)
+    known = ACCEPTED_FORMATS.get(key)
     if known is not None:
+        retrying = _bounded(client, deadline)
         try:
-            return _answer(client.chat.completions.create, model, prompt, max_tokens, known)
+            return _answer(retrying, model, prompt, max_tokens, known)
         except openai.APIStatusError as exc:
             if not refuses_format(exc):
-                raise _model_error(client, exc) from None
-            _ACCEPTED.pop(key, None)
+                raise _model_error(retrying, exc) from None
+            ACCEPTED_FORMATS.pop(key, None)
         except openai.APIConnectionError as exc:
-            raise _model_error(client, exc) from None
-    probe = client.with_options(max_retries=0).chat.completions.create
+            raise _model_error(retrying, exc) from None
     for name, _ in FORMATS:
+        probe = _bounded(client, deadline, retries=False)
         try:
-            try:
-                answer = _answer(probe, model, prompt, max_tokens, name)
-            except openai.APIStatusError as exc:
-                if refuses_format(exc):
-                    log.info(kv("review.format_refused", format=name, status=exc.status_code))
-                    continue
-                answer = _answer(client.chat.completions.create, model, prompt, max_tokens, name)
-            except openai.APIConnectionError:
-                answer = _answer(client.chat.completions.create, model, prompt, max_tokens, name)
-        except (openai.APIConnectionError, openai.APIStatusError) as exc:
-            raise _model_error(client, exc) from None
-        _ACCEPTED[key] = name
+            answer = _answer(probe, model, prompt, max_tokens, name)
+        except (openai.APIStatusError, openai.APIConnectionError) as exc:
+            if isinstance(exc, openai.APIStatusError) and refuses_format(exc):
+                log.info(kv("review.format_refused", format=name, status=exc.status_code))
+                continue
+            if isinstance(exc, openai.APIStatusError) and not retryable(exc.status_code):
+                raise _model_error(probe, exc) from None  # asking again cannot help
+            if deadline is not None and deadline.remaining() < MIN_ATTEMPT_SECONDS:
+                raise _model_error(probe, exc) from None  # no time left to ask again
+            answer = _retried(client, deadline, model, prompt, max_tokens, name)
+        ACCEPTED_FORMATS[key] = name
         return answer
     raise ReviewModelError("review model refused every response format", 400)
 
 
+def _retried(
+    client: openai.OpenAI,
+    deadline: Deadline | None,
+    model: str,
+    prompt: ReviewPrompt,
+    max_tokens: int,
+    name: str,
+) -> ModelAnswer:
+    """A probe that failed for a reason other than the format, asked again with retries."""
+    retrying = _bounded(client, deadline)
+    try:
+        return _answer(retrying, model, prompt, max_tokens, name)
+    except (openai.APIConnectionError, openai.APIStatusError) as exc:
+        raise _model_error(retrying, exc) from None
+
+
+def _bounded(
+    client: openai.OpenAI, deadline: Deadline | None, retries: bool = True
+) -> openai.OpenAI:
+    """The client for one call: without retries for a probe, and within the deadline."""
+    max_retries = client.max_retries if retries else 0
+    if deadline is None:
+        return client.with_options(max_retries=max_retries)
+    timeout = client.timeout if isinstance(client.timeout, int | float) else DEFAULT_TIMEOUT
+    timeout, max_retries = within(deadline, timeout, max_retries)
+    if timeout < MIN_ATTEMPT_SECONDS:
+        raise ReviewModelError(
+            f"the review's time budget ({deadline.seconds:g} s) ran out before the model answered"
+        )
+    return client.with_options(max_retries=max_retries, timeout=timeout)
+
+
 def _answer(
-    create: Any, model: str, prompt: ReviewPrompt, max_tokens: int, name: str
+    client: openai.OpenAI, model: str, prompt: ReviewPrompt, max_tokens: int, name: str
 ) -> ModelAnswer:
     response_format = dict(FORMATS)[name]
     extra = {"response_format": response_format} if response_format else {}
+    create: Any = client.chat.completions.create  # the messages are plain dicts
     response = create(
         model=model, messages=prompt.messages(), temperature=0, max_tokens=max_tokens, **extra
     )
@@ -146,4 +198,7 @@ def _answer(
 
 def _model_error(client: openai.OpenAI, exc: Exception) -> ReviewModelError:
     status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
-    return ReviewModelError(f"review model failed: {describe_model_failure(client, exc)}", status)
+    said = f"review model failed: {describe_model_failure(client, exc)}"
+    if isinstance(exc, openai.APIStatusError) and context_exceeded(exc):
+        said += f" ({', '.join(PROMPT_SETTINGS)})"
+    return ReviewModelError(said, status)

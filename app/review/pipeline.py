@@ -14,13 +14,14 @@ from app.config import Settings
 from app.diff.changed import SourceReader, changed_functions
 from app.diff.parse import FileDiff
 from app.indexing.embedder import Embedder
+from app.llm.pacing import MIN_ATTEMPT_SECONDS, Deadline
 from app.llm.tokens import token_counter
 from app.logs import kv
 from app.retrieval.ranking import ContextChunk
 from app.retrieval.retrieve import ContextResult, retrieve_context
 from app.review.comments import ReviewComment, validate_comments
 from app.review.diff_text import FittedDiff, fit_diff, render_diff
-from app.review.model import ReviewFormatError, ask_review_model
+from app.review.model import ReviewFormatError, ReviewModelError, ask_review_model
 from app.review.prompt import REPAIR, ReviewPrompt, build_prompt
 
 log = logging.getLogger(__name__)
@@ -96,16 +97,27 @@ def run_review(
     settings: Settings,
     already_posted: Iterable[str] = (),
 ) -> ReviewResult:
-    """Ask the review model and keep the comments GitHub will accept."""
+    """Ask the review model and keep the comments GitHub will accept. All the model calls
+    (format probes, retries, the repair) end within the job's budget."""
+    deadline = Deadline(settings.llm_job_budget_seconds)
     answer = ask_review_model(
-        client, settings.review_model, prepared.prompt, settings.review_max_tokens
+        client, settings.review_model, prepared.prompt, settings.review_max_tokens, deadline
     )
     if not answer.review.usable:  # asked once more, with the format spelled out
         log.warning(kv("review.format_ignored", model=settings.review_model))
         repaired = replace(prepared.prompt, repair=REPAIR)
-        answer = ask_review_model(
-            client, settings.review_model, repaired, settings.review_max_tokens
-        )
+        try:
+            answer = ask_review_model(
+                client, settings.review_model, repaired, settings.review_max_tokens, deadline
+            )
+        except ReviewModelError as exc:
+            if deadline.remaining() >= MIN_ATTEMPT_SECONDS:  # not the budget: say what it was
+                raise
+            raise ReviewFormatError(
+                f"the model ({settings.review_model}) did not follow the review format, and"
+                f" the review's time budget ({deadline.seconds:g} s) ran out before it"
+                f" answered again ({exc}): no review was written"
+            ) from None
         if not answer.review.usable:
             raise ReviewFormatError(
                 f"the model ({settings.review_model}) did not follow the review format,"

@@ -50,6 +50,8 @@ class FakeOpenAI:
     # this long, finished even when the client has given up on it
     one_at_a_time: bool = False
     generation_seconds: float = 0.0
+    embedding_seconds: float = 0.0
+    context_window: int = 0  # > 0: longer requests are refused (prompt + max_tokens)
     in_flight: int = 0
     peak_in_flight: int = 0  # the most requests the server held at once (waiting included)
     _slot: threading.Lock = field(default_factory=threading.Lock)
@@ -86,6 +88,10 @@ class FakeOpenAI:
                 status = queued.pop(0)
                 return status, {"error": {"message": f"scripted {status}", "type": "test"}}
         if path == CHAT:
+            requested = sum(len(m["content"]) // 4 for m in body["messages"])
+            requested += body.get("max_tokens") or 0
+            if self.context_window and requested > self.context_window:
+                return 400, _too_long(self.context_window, requested)
             wanted = (body.get("response_format") or {}).get("type")
             if self.llama_like and wanted == "json_schema":
                 said = "Input should be 'text' or 'json_object' (response_format.type)"
@@ -175,6 +181,8 @@ class _Handler(BaseHTTPRequestHandler):
             with fake._slot if fake.one_at_a_time else contextlib.nullcontext():
                 if self.path == CHAT and fake.generation_seconds:
                     time.sleep(fake.generation_seconds)  # a disconnect does not stop it
+                if self.path == EMBEDDINGS and fake.embedding_seconds:
+                    time.sleep(fake.embedding_seconds)
                 status, payload = fake.answer(self.path, body)
         finally:
             with fake._lock:
@@ -206,3 +214,19 @@ def running_fake_openai(embedding_dims: int = 256) -> Iterator[FakeOpenAI]:
     with serving(handler) as base:
         fake.base_url = base + "/v1"
         yield fake
+
+
+def _too_long(window: int, requested: int) -> dict[str, Any]:
+    """llama-cpp-python's (and OpenAI's) answer to a request longer than the context."""
+    said = (
+        f"This model's maximum context length is {window} tokens. However, you requested"
+        f" {requested} tokens. Please reduce the length of the messages or completion."
+    )
+    return {
+        "error": {
+            "message": said,
+            "type": "invalid_request_error",
+            "param": "messages",
+            "code": "context_length_exceeded",
+        }
+    }

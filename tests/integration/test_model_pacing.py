@@ -5,11 +5,17 @@ budget, concurrency backs off, and nothing is retried in parallel (issue 16)."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
+import pytest
 from pydantic import SecretStr
+from sqlalchemy import Engine
 
 from app.config import Settings
+from app.indexing import indexer
+from app.indexing.embedder import select_embedder
 from app.indexing.files import chunk_file
+from app.indexing.indexer import Indexer
 from app.indexing.summarizer import HEURISTIC, LLM, LLMSummarizer, select_summarizer
 from tests.fakes.openai_server import CHAT, FakeOpenAI
 
@@ -75,6 +81,44 @@ def test_the_budget_ends_a_job_that_a_slow_server_would_drag_on(
     kinds = {s.summarizer for s in summaries}
     assert kinds == {LLM, HEURISTIC}  # what was answered in time is kept
     assert "model time budget (1.5 s) ran out" in (usage.last_error or "")
+
+
+def test_the_budget_spans_the_whole_job_not_each_batch_of_files(
+    fake_openai: FakeOpenAI,
+) -> None:
+    """The indexer summarises batch after batch of files; the budget is the job's."""
+    fake_openai.one_at_a_time, fake_openai.generation_seconds = True, 0.6
+    chunks = list(chunk_file("pkg/steps.py", SOURCE.encode()).chunks)
+    summarizer = _summarizer(fake_openai, timeout=5.0, budget=1.5)
+    summarizer.summarize(chunks[:24])  # the first batch of files spends the budget
+    started = time.monotonic()
+    later, _ = summarizer.summarize(chunks[24:])
+    assert time.monotonic() - started < 0.5
+    assert {s.summarizer for s in later} == {HEURISTIC}
+
+
+def test_embeddings_end_within_the_budget_and_keep_what_was_made(
+    fake_openai: FakeOpenAI, engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """12 requests of 0.5 s on one slot would take 6 s: the 1.2 s budget stops them, the
+    vectors made in time are stored, and the rest of the rows wait for the next run."""
+    fake_openai.one_at_a_time, fake_openai.embedding_seconds = True, 0.5
+    settings = Settings(
+        openai_base_url=fake_openai.base_url,
+        openai_api_key=SecretStr("sk-test-0123456789abcdef"),
+        llm_timeout_seconds=5.0,
+        embedding_batch_size=4,
+        llm_job_budget_seconds=1.2,
+    )
+    monkeypatch.setattr(indexer, "EMBED_SLICE", 4)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "steps.py").write_text(SOURCE)
+    started = time.monotonic()
+    report = Indexer(engine, "steps", tmp_path, embedder=select_embedder(settings)).run()
+    assert time.monotonic() - started < 1.2 + 1.5
+    assert 0 < report.embeddings_computed < report.chunks_added
+    assert report.embeddings_missing == report.chunks_added - report.embeddings_computed
+    assert any("model time budget (1.2 s) ran out" in e for e in report.errors), report.errors
 
 
 def test_a_single_slot_server_that_keeps_up_summarizes_everything(

@@ -21,7 +21,7 @@ from app.indexing.embedder import select_embedder
 from app.indexing.summarizer import select_summarizer
 from app.llm.client import make_openai_client
 from app.review.local import LocalReview, review_local
-from app.review.model import ReviewModelError
+from app.review.model import ACCEPTED_FORMATS, ReviewFormatError, ReviewModelError
 from app.review.pipeline import run_review, summary_markdown
 from tests.fakes.openai_server import CHAT, FakeOpenAI
 from tests.gitrepo import GitRepo
@@ -148,7 +148,10 @@ def test_cli_context_json_contract(
     )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert set(data) == {"changed", "context", "tokens_used", "budget", "token_counter"}
+    assert set(data) == {"changed", "context", "tokens_used", "budget", "token_counter", "timings"}
+    timings = data["timings"]
+    assert set(timings) == {"embedding_s", "database_s", "total_s"}
+    assert timings["total_s"] >= timings["embedding_s"] + timings["database_s"] > 0
     assert data["budget"] == 800 and data["tokens_used"] <= 800
     assert data["token_counter"] in {"tiktoken:o200k_base", "quicktok:o200k_base"}
     assert set(data["context"][0]) == {
@@ -223,9 +226,12 @@ def test_prompt_preview_prints_the_whole_prompt_uncropped(
 
 
 def _context(args: list[str]) -> dict[str, object]:
+    """``context --json`` without its timings (which differ from run to run)."""
     result = runner.invoke(cli, ["context", *args, "--budget", "800", "--json"])
     assert result.exit_code == 0, result.output
-    return dict(json.loads(result.stdout))
+    data = dict(json.loads(result.stdout))
+    data.pop("timings")
+    return data
 
 
 def test_cli_context_needs_no_work_tree(
@@ -272,6 +278,8 @@ def test_llama_cpp_like_server_reviews_through_its_quirks(
     ]
     formats = [(b.get("response_format") or {}).get("type") for b in reviews]
     assert formats == ["json_schema", "json_object", "json_object"]  # probed once, remembered
+    # JSON mode held to the review's schema (llama-cpp-python turns it into a grammar)
+    assert reviews[1]["response_format"]["schema"]["required"] == ["summary", "comments"]
     assert all(b["max_tokens"] == llm_settings.review_max_tokens for b in reviews)
     assert all(b.get("max_tokens") for b in fake_openai.bodies(CHAT))  # summaries too
     assert len(first.comments) == len(second.comments) == 1
@@ -294,3 +302,59 @@ def test_a_single_slot_server_slower_than_the_timeout_fails_the_review_cleanly(
     with pytest.raises(ReviewModelError, match=r"did not answer within 0.5 s \(2 attempts\)"):
         run_review(slow, local.prepared, llm_settings)
     assert time.monotonic() - started < 2 * 0.5 + 3  # two attempts and one backoff
+
+
+@pytest.mark.parametrize("format_known", [True, False], ids=["format-known", "probing"])
+def test_a_review_ends_within_the_jobs_budget_whatever_the_timeout_and_retries(
+    engine: Engine,
+    llm_settings: Settings,
+    fake_openai: FakeOpenAI,
+    history: tuple[GitRepo, str],
+    format_known: bool,
+) -> None:
+    """timeout x attempts would be 5 x 30 s here; the job's 2 s budget cuts the first
+    attempt to 2 s and leaves no time for another, so the review fails in about 2 s,
+    whether the endpoint's format is known (a retried call) or still probed."""
+    local, client = prepare_with_model(engine, llm_settings, fake_openai, history)
+    patient = client.with_options(timeout=30, max_retries=4)
+    if format_known:
+        run_review(patient, local.prepared, llm_settings)
+    else:
+        ACCEPTED_FORMATS.clear()
+    fake_openai.one_at_a_time, fake_openai.generation_seconds = True, 4.0
+    budgeted = llm_settings.model_copy(update={"llm_job_budget_seconds": 2.0})
+    started = time.monotonic()
+    with pytest.raises(ReviewModelError, match=r"did not answer within 2 s \(1 attempt\)"):
+        run_review(patient, local.prepared, budgeted)
+    assert time.monotonic() - started < 2 + 1.5
+    assert fake_openai.peak_in_flight == 1  # no retry queued behind the abandoned request
+
+
+def test_a_prompt_longer_than_the_models_context_fails_once_and_names_the_budgets(
+    engine: Engine, llm_settings: Settings, fake_openai: FakeOpenAI, history: tuple[GitRepo, str]
+) -> None:
+    """llama.cpp answers 400 context_length_exceeded: that is not a refused format (no
+    probing of the other formats) nor worth retrying (one request)."""
+    local, client = prepare_with_model(engine, llm_settings, fake_openai, history)
+    ACCEPTED_FORMATS.clear()
+    fake_openai.context_window = 1000
+    before = len(fake_openai.bodies(CHAT, ok_only=False))
+    with pytest.raises(ReviewModelError, match="longer than the model's context") as failed:
+        run_review(client, local.prepared, llm_settings)
+    assert "REVIEWBOT_DIFF_TOKEN_BUDGET" in str(failed.value)
+    assert len(fake_openai.bodies(CHAT, ok_only=False)) == before + 1
+
+
+def test_a_wrong_shape_and_no_time_left_to_ask_again_is_a_format_failure(
+    engine: Engine, llm_settings: Settings, fake_openai: FakeOpenAI, history: tuple[GitRepo, str]
+) -> None:
+    """The first answer (1.2 s) ignores the format; the repair would need 1.2 s more than
+    the 2 s budget leaves: the result says the model did not follow the format."""
+    local, client = prepare_with_model(engine, llm_settings, fake_openai, history)
+    fake_openai.chat_reply = lambda body: '{"title": "Fix", "status": "ok"}'
+    fake_openai.generation_seconds = 1.2
+    budgeted = llm_settings.model_copy(update={"llm_job_budget_seconds": 2.0})
+    started = time.monotonic()
+    with pytest.raises(ReviewFormatError, match=r"did not follow the review format, and the"):
+        run_review(client, local.prepared, budgeted)
+    assert time.monotonic() - started < 2 + 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from app.llm.pacing import AdaptiveLimit, Deadline, backoff, retry_after
+from app.llm.pacing import AdaptiveLimit, Deadline, backoff, retry_after, within
 
 
 class Clock:
@@ -32,6 +32,18 @@ def test_backoff_doubles_but_never_waits_past_the_deadline() -> None:
     assert [backoff(n, deadline) for n in (1, 2, 3, 4, 5, 6)] == [0.5, 1, 2, 4, 8, 8]
     clock.now += 59
     assert backoff(5, deadline) == 1.0
+
+
+def test_a_client_retried_call_fits_its_attempts_in_what_is_left() -> None:
+    clock = Clock()
+    deadline = Deadline(300.0, clock)
+    assert within(deadline, 60.0, 4) == (60.0, 4)  # 5 x 60 s fit in 300 s
+    clock.now += 130  # 170 s left: two full attempts
+    assert within(deadline, 60.0, 4) == (60.0, 1)
+    clock.now += 140  # 30 s left: one attempt, cut to it
+    assert within(deadline, 60.0, 4) == (30.0, 0)
+    clock.now += 31
+    assert within(deadline, 60.0, 4) == (0.0, 0)
 
 
 def test_timeouts_halve_the_limit_and_successes_win_it_back() -> None:
