@@ -34,6 +34,24 @@ out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
 
 
+config_cli = typer.Typer(help="Check a .reviewbot.toml.", no_args_is_help=True)
+cli.add_typer(config_cli, name="config")
+
+
+@config_cli.command("check")
+def config_check(
+    path: Annotated[Path, typer.Argument(help="The file to check")] = Path(".reviewbot.toml"),
+) -> None:
+    """Validate a .reviewbot.toml ([index] and [review]) as the bot would read it."""
+    from app.review.config import check_config
+
+    if not path.is_file():
+        raise ConfigError(f"{path} does not exist")
+    for line in check_config(path.read_text(encoding="utf-8", errors="replace"), str(path)):
+        out.print(line, markup=False)
+    out.print(f"{path}: ok", markup=False)
+
+
 def _settings() -> Settings:
     from app.logs import configure_logging
 

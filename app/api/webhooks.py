@@ -63,7 +63,7 @@ async def github_webhook(
             )
         )
         return JSONResponse({"detail": str(exc)}, status_code=exc.status)
-    context = EventContext(event, payload.get("action"), payload, settings.review_drafts)
+    context = EventContext(event, payload.get("action"), payload)
     jobs = event_router.jobs_for(context)
     queue: App = request.app.state.queue
     try:

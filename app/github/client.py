@@ -7,6 +7,7 @@ Every call has a timeout; one client is kept per installation.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -244,6 +245,15 @@ class RepoApi:
     def reviews(self, number: int) -> list[dict[str, Any]]:
         return self._paginate(f"/pulls/{number}/reviews")
 
+    def issue_comments(self, number: int) -> list[dict[str, Any]]:
+        return self._paginate(f"/issues/{number}/comments")
+
+    def comment(self, number: int, body: str) -> int:
+        """A comment on the PR's conversation (not on a line)."""
+        return int(
+            self._call("POST", f"/issues/{number}/comments", json={"body": body}).json()["id"]
+        )
+
     def react(self, comment_id: int, content: str) -> None:
         self._call("POST", f"/issues/comments/{comment_id}/reactions", json={"content": content})
 
@@ -259,6 +269,21 @@ class RepoApi:
             if len(batch) < 100:
                 break
         return items
+
+
+def web_url(api_url: str) -> str:
+    """The web address of a GitHub API's host: api.github.com -> github.com; GitHub
+    Enterprise's ``https://host/api/v3`` -> ``https://host``."""
+    url = api_url.rstrip("/")
+    if url == "https://api.github.com":
+        return "https://github.com"
+    return url.removesuffix("/api/v3")
+
+
+def permalinks(api_url: str, repo: str, commit: str) -> Callable[[str, int, int], str]:
+    """``link(path, start, end)``: lines of a file at ``commit`` on GitHub's web UI."""
+    base = f"{web_url(api_url)}/{repo}/blob/{commit}/"
+    return lambda path, start, end: f"{base}{quote(path)}#L{start}-L{end}"
 
 
 def files_to_diff(files: list[dict[str, Any]]) -> bytes:

@@ -123,7 +123,6 @@ class EventContext:
     event: str
     action: str | None
     payload: dict[str, Any]
-    review_drafts: bool = False
 
     @property
     def installation_id(self) -> int | None:
@@ -193,8 +192,6 @@ def purge_job(repo: str) -> Job:
 def on_pull_request(ctx: EventContext) -> list[Job]:
     pr = ctx.payload.get("pull_request") or {}
     if ctx.repo is None or ctx.installation_id is None or not isinstance(pr.get("number"), int):
-        return []
-    if pr.get("draft") and not ctx.review_drafts:
         return []
     if pr.get("state") == "closed":
         return []

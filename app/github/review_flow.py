@@ -8,20 +8,26 @@ already accepted is recorded, not posted again.
 
 from __future__ import annotations
 
+import hashlib
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import text
 
 from app.diff.parse import parse_diff
-from app.github.client import GitHubError, PullRequest, RepoApi
+from app.errors import ConfigError
+from app.github.client import GitHubError, PullRequest, RepoApi, permalinks
 from app.github.repo_index import index_at
 from app.indexing.embedder import select_embedder
+from app.indexing.source_tree import CONFIG_FILE
 from app.indexing.store import repository_id
 from app.jobs.queue import Runtime
 from app.llm.client import make_openai_client
 from app.logs import kv
 from app.review.comments import ReviewComment
+from app.review.config import ReviewConfig, parse_review_config
+from app.review.markdown import inert
 from app.review.model import ReviewFormatError
 from app.review.pipeline import (
     PreparedReview,
@@ -53,6 +59,13 @@ def review_pull_request(
     pr = api.pull(pr_number)
     if pr.state != "open":
         return "closed"
+    config = repository_review_config(api, pr_number)
+    if not full:  # `/review` (full) reviews whatever the settings say
+        if not config.auto_review:
+            return "auto review off"
+        drafts = run.settings.review_drafts if config.drafts is None else config.drafts
+        if pr.draft and not drafts:
+            return "draft"
     repo_id, previous_head, posted = _claim(
         run, repo, installation_id, pr_number, pr.head_sha, pr.base_sha, full
     )
@@ -63,7 +76,9 @@ def review_pull_request(
         return "reconciled"
     check = api.start_check(pr.head_sha) if run.settings.github_check_runs else None
     try:
-        outcome, summary = _review(run, api, repo, repo_id, pr, previous_head, posted, full, job_id)
+        outcome, summary = _review(
+            run, api, repo, repo_id, pr, previous_head, posted, full, job_id, config
+        )
     except ReviewFormatError as exc:  # nothing to post, and asking again will not help
         _finish(run, repo_id, pr_number, pr.head_sha, "failed", None, [])
         if check is not None:
@@ -88,6 +103,7 @@ def _review(
     posted: list[str],
     full: bool,
     job_id: int | None,
+    config: ReviewConfig,
 ) -> tuple[str, str]:
     """Index if needed, build and post the review; returns (outcome, summary)."""
     pr_number = pr.number
@@ -114,13 +130,17 @@ def _review(
         embedder=select_embedder(run.settings),
         settings=run.settings,
         llm=llm,
+        config=config,
     )
     if llm is None:
         log.warning(kv("review.skipped", repo=repo, pr=pr_number, reason="no LLM configured"))
         _finish(run, repo_id, pr_number, pr.head_sha, "skipped", None, [])
         return "no model", "No LLM is configured, so no review was written."
     result = run_review(llm, prepared, run.settings, already_posted=posted)
-    review_id, comments = _post(api, pr_number, pr.head_sha, result, prepared)
+    # the context's lines are those of the commit the index holds
+    indexed = _indexed_commit(run, repo) or pr.base_sha
+    link = permalinks(run.settings.github_api_url, repo, indexed)
+    review_id, comments = _post(api, pr_number, pr.head_sha, result, prepared, link)
     _finish(
         run, repo_id, pr_number, pr.head_sha, "posted", review_id, [c.fingerprint for c in comments]
     )
@@ -135,6 +155,29 @@ def _review(
         )
     )
     return "posted", f"{len(comments)} inline comment(s).\n\n{result.summary}"
+
+
+def repository_review_config(api: RepoApi, pr_number: int) -> ReviewConfig:
+    """The ``[review]`` table of ``.reviewbot.toml`` on the default branch (never the PR's
+    head, which must not set the rules of its own review). An invalid file is named in
+    one PR comment per distinct file content, and the review goes on with the defaults."""
+    branch = api.default_branch()
+    data = api.content(CONFIG_FILE, branch)
+    if data is None:
+        return ReviewConfig()
+    try:
+        return parse_review_config(data.decode("utf-8", "replace"), f"{CONFIG_FILE} on {branch}")
+    except ConfigError as exc:
+        tag = f"<!-- reviewbot:config={hashlib.sha256(data).hexdigest()[:16]} -->"
+        said = [c.get("body") or "" for c in api.issue_comments(pr_number)]
+        if not any(tag in body for body in said):
+            api.comment(
+                pr_number,
+                f"reviewbot could not use `.reviewbot.toml`: {exc}. This review uses the"
+                f" default settings; `reviewbot config check` validates the file.\n\n{tag}",
+            )
+        log.warning(kv("review.config_invalid", pr=pr_number, error=exc))
+        return ReviewConfig()
 
 
 def _claim(
@@ -186,6 +229,13 @@ def _already_on_github(api: RepoApi, pr_number: int, head: str) -> bool:
     return any(marker(head) in (r.get("body") or "") for r in api.reviews(pr_number))
 
 
+def _indexed_commit(run: Runtime, repo: str) -> str | None:
+    with run.engine.connect() as conn:
+        return conn.execute(
+            text("SELECT last_indexed_commit FROM repositories WHERE full_name = :n"), {"n": repo}
+        ).scalar()
+
+
 def _indexed(run: Runtime, repo: str) -> bool:
     with run.engine.connect() as conn:
         return bool(
@@ -200,24 +250,31 @@ def _indexed(run: Runtime, repo: str) -> bool:
 
 
 def _post(
-    api: RepoApi, pr_number: int, head: str, result: ReviewResult, prepared: PreparedReview
+    api: RepoApi,
+    pr_number: int,
+    head: str,
+    result: ReviewResult,
+    prepared: PreparedReview,
+    permalink: Callable[[str, int, int], str],
 ) -> tuple[int, list[ReviewComment]]:
     """Post one review; if GitHub refuses the inline comments (422), post them in the body."""
-    body = summary_markdown(result, prepared) + "\n\n" + marker(head)
+    body = summary_markdown(result, prepared, permalink) + "\n\n" + marker(head)
     comments = [_inline(c) for c in result.comments]
     try:
         return api.create_review(pr_number, head, body, comments), result.comments
     except GitHubError as exc:
         if exc.status != 422:
             raise
-    moved = "\n".join(f"- `{c.path}:{c.line}` **{c.title}**: {c.body}" for c in result.comments)
+    moved = "\n".join(
+        f"- `{c.path}:{c.line}` **{inert(c.title)}**: {inert(c.body)}" for c in result.comments
+    )
     fallback = body.replace(marker(head), f"**Comments**\n{moved}\n\n{marker(head)}")
     log.warning(kv("review.inline_refused", pr=pr_number, comments=len(comments)))
     return api.create_review(pr_number, head, fallback, []), result.comments
 
 
 def _inline(comment: ReviewComment) -> dict[str, Any]:
-    body = f"**{comment.severity}: {comment.title}**\n\n{comment.body}"
+    body = f"**{comment.severity}: {inert(comment.title)}**\n\n{inert(comment.body)}"
     if comment.suggestion:
         body += f"\n\n```suggestion\n{comment.suggestion}\n```"
     return {"path": comment.path, "line": comment.line, "side": comment.side, "body": body}

@@ -56,18 +56,28 @@ class RepoConfig:
         return True
 
 
-def parse_repo_config(text: str, source: str = CONFIG_FILE) -> RepoConfig:
-    """Parse ``.reviewbot.toml``; raise ``ConfigError`` naming the problem."""
+def config_table(text: str, source: str, name: str, keys: frozenset[str]) -> dict[str, object]:
+    """One table of a ``.reviewbot.toml`` (empty when absent); ``ConfigError`` for invalid
+    TOML, a table that is not one, or keys it does not know."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: invalid TOML ({exc})") from None
-    table = data.get("index", {})
+    table = data.get(name, {})
     if not isinstance(table, dict):
-        raise ConfigError(f"{source}: [index] must be a table")
-    unknown = set(table) - {"include", "exclude", "languages", "max_file_bytes"}
+        raise ConfigError(f"{source}: [{name}] must be a table")
+    unknown = sorted(set(table) - keys)
     if unknown:
-        raise ConfigError(f"{source}: unknown keys in [index]: {', '.join(sorted(unknown))}")
+        raise ConfigError(f"{source}: unknown keys in [{name}]: {', '.join(unknown)}")
+    return table
+
+
+INDEX_KEYS = frozenset({"include", "exclude", "languages", "max_file_bytes"})
+
+
+def parse_repo_config(text: str, source: str = CONFIG_FILE) -> RepoConfig:
+    """Parse ``.reviewbot.toml``; raise ``ConfigError`` naming the problem."""
+    table = config_table(text, source, "index", INDEX_KEYS)
     include = _string_list(table, "include", source)
     exclude = _string_list(table, "exclude", source)
     languages = _string_list(table, "languages", source)

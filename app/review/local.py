@@ -16,6 +16,7 @@ from app.indexing.embedder import Embedder
 from app.indexing.indexer import Indexer, IndexReport, Progress
 from app.indexing.source_tree import CONFIG_FILE
 from app.indexing.summarizer import LLMSummarizer
+from app.review.config import ReviewConfig, parse_review_config
 from app.review.pipeline import PreparedReview, prepare_review
 
 
@@ -49,9 +50,17 @@ def review_local(
     name = name or repo.root.name
     base_sha = repo.resolve(base) if base else repo.default_base()
     head_sha = repo.resolve(head) if head else None
-    source = GitArchiveSource(
-        str(repo.root), base_sha, repo.read(base_sha, CONFIG_FILE), settings.archive_limits
+    config_bytes = repo.read(base_sha, CONFIG_FILE)
+    # the rules come from the base, like the App's from the default branch: a change does
+    # not set the rules of its own review
+    config = (
+        parse_review_config(
+            config_bytes.decode("utf-8", "replace"), f"{base_sha[:12]}:{CONFIG_FILE}"
+        )
+        if config_bytes is not None
+        else ReviewConfig()
     )
+    source = GitArchiveSource(str(repo.root), base_sha, config_bytes, settings.archive_limits)
     report = Indexer(
         engine, name, source, embedder=embedder, summarizer=summarizer, progress=progress
     ).run()
@@ -71,5 +80,6 @@ def review_local(
         embedder=embedder,
         settings=settings,
         llm=llm,
+        config=config,
     )
     return LocalReview(name, base_sha, head_sha, report, prepared, repo)

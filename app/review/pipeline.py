@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 
 import openai
 from sqlalchemy import Engine
@@ -20,7 +20,9 @@ from app.logs import kv
 from app.retrieval.ranking import ContextChunk
 from app.retrieval.retrieve import ContextResult, retrieve_context
 from app.review.comments import ReviewComment, validate_comments
+from app.review.config import ReviewConfig
 from app.review.diff_text import FittedDiff, fit_diff, render_diff
+from app.review.markdown import inert
 from app.review.model import ReviewFormatError, ReviewModelError, ask_review_model
 from app.review.prompt import REPAIR, ReviewPrompt, build_prompt
 
@@ -37,6 +39,8 @@ class PreparedReview:
     prompt: ReviewPrompt
     prompt_tokens: int
     token_counter: str
+    config: ReviewConfig = field(default_factory=ReviewConfig)
+    excluded: tuple[str, ...] = ()  # paths the repository's [review] exclude left out
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -80,15 +84,23 @@ def prepare_review(
     embedder: Embedder,
     settings: Settings,
     llm: openai.OpenAI | None = None,
+    config: ReviewConfig | None = None,
 ) -> PreparedReview:
-    """Changed functions, retrieved context, the diff cut to its budget, and the prompt."""
+    """Changed functions, retrieved context, the diff cut to its budget, and the prompt.
+    ``config``: the repository's ``[review]`` table (excluded paths, policy)."""
+    config = config or ReviewConfig()
+    excluded = tuple(d.path for d in diffs if config.excluded(d.path))
+    diffs = [d for d in diffs if d.path not in excluded]
     changed = changed_functions(diffs, read)
     context = retrieve_context(engine, repo, diffs, changed, embedder, settings, llm=llm)
     counter = token_counter()
     fitted = fit_diff(diffs, counter.usable(settings.diff_token_budget), counter.count)
-    prompt = build_prompt(title, body, render_diff(fitted.files), context.context, fitted.omitted)
+    policy = config.policy([d.path for d in diffs])
+    prompt = build_prompt(
+        title, body, render_diff(fitted.files), context.context, fitted.omitted, policy
+    )
     tokens = counter.count(prompt.system) + counter.count(prompt.user)
-    return PreparedReview(diffs, context, fitted, prompt, tokens, counter.name)
+    return PreparedReview(diffs, context, fitted, prompt, tokens, counter.name, config, excluded)
 
 
 def run_review(
@@ -123,9 +135,10 @@ def run_review(
                 f"the model ({settings.review_model}) did not follow the review format,"
                 " twice: no review was written"
             )
-    checked = validate_comments(
-        answer.review.comments, prepared.diffs, settings.max_review_comments, already_posted
-    )
+    config = prepared.config
+    wanted = [c for c in answer.review.comments if config.keeps(str(c.get("severity", "")).lower())]
+    cap = settings.max_review_comments if config.max_comments is None else config.max_comments
+    checked = validate_comments(wanted, prepared.diffs, cap, already_posted)
     return ReviewResult(
         summary=answer.review.summary,
         comments=checked.comments,
@@ -137,12 +150,23 @@ def run_review(
     )
 
 
-def summary_markdown(result: ReviewResult, prepared: PreparedReview) -> str:
-    """The review body: summary, notes that could not be inline, what was reviewed."""
-    parts = [result.summary.strip() or "No summary."]
+#: Why a context item was packed, by the signals that found it.
+WHY = {"structural": "linked", "vector": "similar code", "lexical": "shares names"}
+
+
+def summary_markdown(
+    result: ReviewResult,
+    prepared: PreparedReview,
+    permalink: Callable[[str, int, int], str] | None = None,
+) -> str:
+    """The review body: summary, notes that could not be inline, what was reviewed, and
+    the context used (as ``permalink(path, start, end)`` links when given). Whatever the
+    model wrote is made inert: no raw HTML, no @mentions."""
+    parts = [inert(result.summary.strip()) or "No summary."]
     if result.moved_to_summary:
         parts.append(
-            "**Notes outside the diff**\n" + "\n".join(f"- {m}" for m in result.moved_to_summary)
+            "**Notes outside the diff**\n"
+            + "\n".join(f"- {inert(m)}" for m in result.moved_to_summary)
         )
     reviewed = [d.path for d in prepared.fitted.files]
     parts.append(
@@ -150,19 +174,28 @@ def summary_markdown(result: ReviewResult, prepared: PreparedReview) -> str:
         + "\n".join(f"- `{p}`" for p in reviewed)
         + "\n</details>"
     )
+    if prepared.excluded:
+        parts.append(
+            "**Not reviewed** (`exclude` in `.reviewbot.toml`)\n"
+            + "\n".join(f"- `{p}`" for p in prepared.excluded)
+        )
     if prepared.fitted.omitted:
         parts.append(
             "**Skipped to fit the budget**\n" + "\n".join(f"- {o}" for o in prepared.fitted.omitted)
         )
-    used = _context_paths(prepared.context.context)
+    used = [_context_line(c, permalink) for c in prepared.context.context]
     if used:
         parts.append(
-            "<details><summary>Context used</summary>\n\n"
-            + "\n".join(f"- `{p}`" for p in used)
-            + "\n</details>"
+            "<details><summary>Context used</summary>\n\n" + "\n".join(used) + "\n</details>"
         )
     return "\n\n".join(parts)
 
 
-def _context_paths(chunks: Sequence[ContextChunk]) -> list[str]:
-    return [f"{c.file_path}:{c.start_line}-{c.end_line}" for c in chunks]
+def _context_line(chunk: ContextChunk, permalink: Callable[[str, int, int], str] | None) -> str:
+    where = f"`{chunk.file_path}:{chunk.start_line}-{chunk.end_line}`"
+    if permalink is not None:
+        where = f"[{where}]({permalink(chunk.file_path, chunk.start_line, chunk.end_line)})"
+    name = chunk.qualified_name or chunk.symbol_name
+    symbol = f" `{name}`" if name and name != chunk.file_path else ""
+    why = ", ".join(said for signal, said in WHY.items() if signal in chunk.signals)
+    return f"- {where}{symbol}" + (f" ({why})" if why else "")

@@ -53,12 +53,21 @@ def build_prompt(
     diff_text: str,
     context: Sequence[ContextChunk],
     omitted: Sequence[str] = (),
+    policy: str = "",
 ) -> ReviewPrompt:
-    """The system instructions and the user message with PR text, diff and context."""
+    """The system instructions and the user message with PR text, diff, context and the
+    repository's review policy (``.reviewbot.toml``), each fenced."""
     context_text = "\n\n".join(render_context_block(c) for c in context) or "(none found)"
     title, body = redact_secrets(title.strip()), redact_secrets(body.strip() or "(no description)")
     diff_text, context_text = redact_secrets(diff_text), redact_secrets(context_text)
-    fence = data_fence(title, body, diff_text, context_text)
+    policy = redact_secrets(policy.strip())
+    fence = data_fence(title, body, diff_text, context_text, policy)
+    policy_block = (
+        "\nThe repository's review policy (from .reviewbot.toml on its default branch):\n"
+        f"{fence} POLICY\n{policy}\n{fence}\n"
+        if policy
+        else ""
+    )
     left_out = ""
     if omitted:
         left_out = (
@@ -67,6 +76,12 @@ def build_prompt(
             + "\n"
         )
     user = USER.substitute(
-        fence=fence, title=title, body=body, diff=diff_text, context=context_text, omitted=left_out
+        fence=fence,
+        title=title,
+        body=body,
+        diff=diff_text,
+        context=context_text,
+        omitted=left_out,
+        policy=policy_block,
     )
     return ReviewPrompt(SYSTEM, user)

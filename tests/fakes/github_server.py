@@ -51,6 +51,7 @@ class FakeGitHub:
     pulls: dict[int, PullState] = field(default_factory=dict)
     reviews: list[dict[str, Any]] = field(default_factory=list)
     reactions: list[tuple[int, str]] = field(default_factory=list)
+    comments: list[dict[str, Any]] = field(default_factory=list)  # on PR conversations
     check_runs: list[dict[str, Any]] = field(default_factory=list)
     requests: list[tuple[str, str]] = field(default_factory=list)
     tokens_issued: int = 0
@@ -297,6 +298,18 @@ class FakeGitHub:
             run = next(r for r in self.check_runs if r["id"] == int(m.group(1)))
             run.update(json.loads(body))
             return _json(200, run)
+        if m := re.fullmatch(r"/issues/(\d+)/comments", rest):
+            number = int(m.group(1))
+            if method == "POST":
+                comment = {
+                    "id": 900 + len(self.comments),
+                    "pr": number,
+                    "body": json.loads(body)["body"],
+                }
+                self.comments.append(comment)
+                return _json(201, comment)
+            mine = [c for c in self.comments if c["pr"] == number]
+            return _json(200, mine if query.get("page", ["1"])[0] == "1" else [])
         if m := re.fullmatch(r"/issues/comments/(\d+)/reactions", rest):
             self.reactions.append((int(m.group(1)), json.loads(body)["content"]))
             return _json(201, {"id": 1})

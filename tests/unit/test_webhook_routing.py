@@ -28,11 +28,12 @@ def test_other_review_triggers(name: str) -> None:
     assert [j.task for j in jobs("pull_request", name)] == ["review_pull_request"]
 
 
-def test_drafts_and_closed_prs_are_not_reviewed() -> None:
-    assert jobs("pull_request", "pull_request.opened", **{"pull_request.draft": True}) == []
+def test_closed_prs_are_not_reviewed_and_drafts_are_left_to_the_job() -> None:
+    """Whether a draft is reviewed is the repository's setting (``drafts`` in its
+    ``.reviewbot.toml``, else REVIEWBOT_REVIEW_DRAFTS), which the job reads."""
     assert jobs("pull_request", "pull_request.closed") == []
-    data = payload("pull_request.opened", **{"pull_request.draft": True})
-    assert router.jobs_for(EventContext("pull_request", "opened", data, review_drafts=True))
+    [draft] = jobs("pull_request", "pull_request.opened", **{"pull_request.draft": True})
+    assert draft.task == "review_pull_request"
 
 
 def test_push_to_default_branch_reindexes_other_branches_do_not() -> None:

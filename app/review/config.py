@@ -1,0 +1,193 @@
+"""The ``[review]`` table of ``.reviewbot.toml``: how a repository shapes its reviews.
+
+Read from the default branch (the App) or the base revision (the CLI), never from the
+PR's head: a PR must not rewrite the rules of its own review. Instructions reach the
+prompt as repository policy, fenced and labelled, below the bot's own rules::
+
+    [review]
+    instructions = "We use structlog; flag print() in library code."
+    exclude = ["gen/**", "**/*.pb.go"]   # never reviewed
+    auto_review = true                   # false: only `/review` reviews
+    drafts = false                       # default: REVIEWBOT_REVIEW_DRAFTS
+    max_comments = 5                     # default: REVIEWBOT_MAX_REVIEW_COMMENTS
+    min_severity = "minor"               # nit < minor < major < critical
+    language = "German"                  # the language comments are written in
+
+    [[review.path_instructions]]
+    path = "migrations/**"
+    instructions = "Every migration must be reversible."
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import pathspec
+
+from app.errors import ConfigError
+from app.indexing.source_tree import config_table, parse_repo_config
+
+#: Lowest first.
+SEVERITY_ORDER = ("nit", "minor", "major", "critical")
+MAX_COMMENTS = 50
+#: Longest instructions (each), so a policy cannot crowd the diff out of the prompt.
+MAX_INSTRUCTION_CHARS = 4000
+MAX_PATH_INSTRUCTIONS = 50
+KEYS = frozenset(
+    {
+        "instructions",
+        "path_instructions",
+        "exclude",
+        "auto_review",
+        "drafts",
+        "max_comments",
+        "min_severity",
+        "language",
+    }
+)
+#: The tables a ``.reviewbot.toml`` may have.
+TABLES = frozenset({"index", "review"})
+
+
+@dataclass(frozen=True)
+class PathInstructions:
+    path: str
+    instructions: str
+    _spec: pathspec.PathSpec = field(compare=False, repr=False)
+
+    def matches(self, paths: Iterable[str]) -> bool:
+        return any(self._spec.match_file(p) for p in paths)
+
+
+@dataclass(frozen=True)
+class ReviewConfig:
+    instructions: str = ""
+    path_instructions: tuple[PathInstructions, ...] = ()
+    exclude: tuple[str, ...] = ()
+    auto_review: bool = True
+    drafts: bool | None = None  # None: the server's REVIEWBOT_REVIEW_DRAFTS
+    max_comments: int | None = None  # None: the server's REVIEWBOT_MAX_REVIEW_COMMENTS
+    min_severity: str = SEVERITY_ORDER[0]
+    language: str | None = None
+    _exclude_spec: pathspec.PathSpec | None = field(default=None, compare=False, repr=False)
+
+    def excluded(self, path: str) -> bool:
+        return self._exclude_spec is not None and self._exclude_spec.match_file(path)
+
+    def keeps(self, severity: str) -> bool:
+        """True for a comment at or above ``min_severity`` (unknown severities are kept)."""
+        if severity not in SEVERITY_ORDER:
+            return True
+        return SEVERITY_ORDER.index(severity) >= SEVERITY_ORDER.index(self.min_severity)
+
+    def policy(self, paths: Sequence[str]) -> str:
+        """The repository's instructions that apply to a diff of ``paths``, or ''."""
+        parts = [self.instructions.strip()] if self.instructions.strip() else []
+        parts += [
+            f"For files matching {p.path}: {p.instructions.strip()}"
+            for p in self.path_instructions
+            if p.matches(paths)
+        ]
+        if self.language:
+            parts.append(f"Write the summary and every comment in {self.language}.")
+        return "\n\n".join(parts)
+
+
+def parse_review_config(text: str, source: str) -> ReviewConfig:
+    """The ``[review]`` table of a ``.reviewbot.toml``; ``ConfigError`` names the key and
+    the problem."""
+    table = config_table(text, source, "review", KEYS)
+    exclude = _strings(table, "exclude", source)
+    max_comments = table.get("max_comments")
+    if max_comments is not None and (
+        isinstance(max_comments, bool)
+        or not isinstance(max_comments, int)
+        or not 0 <= max_comments <= MAX_COMMENTS
+    ):
+        raise ConfigError(f"{source}: review.max_comments must be an integer from 0 to 50")
+    severity = table.get("min_severity", SEVERITY_ORDER[0])
+    if severity not in SEVERITY_ORDER:
+        raise ConfigError(
+            f"{source}: review.min_severity must be one of {', '.join(SEVERITY_ORDER)}"
+        )
+    language = table.get("language")
+    if language is not None and (
+        not isinstance(language, str) or not language.strip() or len(language) > 40
+    ):
+        raise ConfigError(f"{source}: review.language must be a language name")
+    return ReviewConfig(
+        instructions=_instructions(table.get("instructions", ""), "review.instructions", source),
+        path_instructions=_path_instructions(table.get("path_instructions", []), source),
+        exclude=exclude,
+        auto_review=_flag(table, "auto_review", True, source) is not False,
+        drafts=_flag(table, "drafts", None, source),
+        max_comments=max_comments,
+        min_severity=severity,
+        language=language.strip() if language else None,
+        _exclude_spec=pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None,
+    )
+
+
+def check_config(text: str, source: str) -> list[str]:
+    """Every table of a ``.reviewbot.toml`` checked; what is set, for the CLI to show."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: invalid TOML ({exc})") from None
+    unknown = sorted(set(data) - TABLES)
+    if unknown:
+        raise ConfigError(
+            f"{source}: unknown tables {', '.join(unknown)} (known: {', '.join(sorted(TABLES))})"
+        )
+    index = parse_repo_config(text, source)
+    review = parse_review_config(text, source)
+    return [
+        f"[index] include {list(index.include) or 'everything'}, exclude {list(index.exclude)}",
+        f"[review] auto_review {review.auto_review}, min_severity {review.min_severity},"
+        f" max_comments {review.max_comments if review.max_comments is not None else 'default'},"
+        f" {len(review.path_instructions)} path instruction(s), exclude {list(review.exclude)}",
+    ]
+
+
+def _strings(table: dict[str, object], key: str, source: str) -> tuple[str, ...]:
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{source}: review.{key} must be a list of strings")
+    return tuple(value)
+
+
+def _flag(table: dict[str, object], key: str, default: bool | None, source: str) -> bool | None:
+    value = table.get(key, default)
+    if value is not None and not isinstance(value, bool):
+        raise ConfigError(f"{source}: review.{key} must be true or false")
+    return value
+
+
+def _instructions(value: object, key: str, source: str) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(f"{source}: {key} must be a string")
+    if len(value) > MAX_INSTRUCTION_CHARS:
+        raise ConfigError(f"{source}: {key} is longer than {MAX_INSTRUCTION_CHARS} characters")
+    return value
+
+
+def _path_instructions(value: object, source: str) -> tuple[PathInstructions, ...]:
+    if not isinstance(value, list) or len(value) > MAX_PATH_INSTRUCTIONS:
+        raise ConfigError(
+            f"{source}: review.path_instructions must be a list of at most"
+            f" {MAX_PATH_INSTRUCTIONS} tables ([[review.path_instructions]])"
+        )
+    found = []
+    for i, item in enumerate(value):
+        key = f"review.path_instructions[{i}]"
+        if not isinstance(item, dict) or set(item) != {"path", "instructions"}:
+            raise ConfigError(f"{source}: {key} must have exactly the keys path and instructions")
+        path = item["path"]
+        if not isinstance(path, str) or not path.strip():
+            raise ConfigError(f"{source}: {key}.path must be a glob")
+        text = _instructions(item["instructions"], f"{key}.instructions", source)
+        spec = pathspec.GitIgnoreSpec.from_lines([path])
+        found.append(PathInstructions(path, text, spec))
+    return tuple(found)
