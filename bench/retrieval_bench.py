@@ -5,9 +5,9 @@ package's own source only); every consecutive pair of versions is reviewed like
 `reviewbot review --dry-run` (hash embedder, heuristic summaries, no LLM), on a fresh
 embedded PostgreSQL. Reported per project: medians over its version pairs.
 
-    pip download --no-deps -d /tmp/wheels requests==2.30.0 requests==2.31.0 \\
-        requests==2.32.3 click==8.1.3 click==8.1.7 click==8.2.0 attrs==23.1.0 \\
-        attrs==23.2.0 attrs==24.2.0
+    for w in requests==2.30.0 requests==2.31.0 requests==2.32.3 click==8.1.3 \\
+        click==8.1.7 click==8.2.0 attrs==23.1.0 attrs==23.2.0 attrs==24.2.0; do
+        pip download --no-deps -d /tmp/wheels "$w"; done  # one at a time: versions conflict
     python bench/retrieval_bench.py /tmp/wheels
 """
 

@@ -7,6 +7,7 @@ compare rows of one model.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import math
@@ -112,9 +113,7 @@ class HashEmbedder:
 def hash_vector(text: str, dims: int = EMBEDDING_DIMS) -> list[float]:
     sparse: dict[int, float] = {}
     for token, weight in _features(text).items():
-        digest = hashlib.blake2b(token.encode(), digest_size=8).digest()
-        index = int.from_bytes(digest[:4], "little") % dims
-        sign = 1.0 if digest[4] & 1 else -1.0
+        index, sign = _slot(token, dims)
         sparse[index] = sparse.get(index, 0.0) + sign * (1.0 + math.log(weight))
     norm = math.sqrt(sum(x * x for x in sparse.values()))
     vector = [0.0] * dims
@@ -123,16 +122,34 @@ def hash_vector(text: str, dims: int = EMBEDDING_DIMS) -> list[float]:
     return vector
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _slot(token: str, dims: int) -> tuple[int, float]:
+    """The dimension a feature is hashed to, and its sign."""
+    digest = hashlib.blake2b(token.encode(), digest_size=8).digest()
+    return int.from_bytes(digest[:4], "little") % dims, 1.0 if digest[4] & 1 else -1.0
+
+
 def _features(text: str) -> dict[str, int]:
     counts: dict[str, int] = {}
-    for raw in re.findall(r"[A-Za-z][A-Za-z0-9_]*|\d+", text):
-        words = split_identifier(raw)
-        tokens = {raw.lower(), *words} if len(words) > 1 else {raw.lower()}
-        for token in tokens:
-            stem = _stem(token)
-            if len(stem) > 1 and token not in _ENGLISH_STOPWORDS:
-                counts[stem] = counts.get(stem, 0) + 1
+    for raw in _RAW.findall(text):
+        for stem in _stems(raw):
+            counts[stem] = counts.get(stem, 0) + 1
     return counts
+
+
+_RAW = re.compile(r"[A-Za-z][A-Za-z0-9_]*|\d+")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _stems(raw: str) -> tuple[str, ...]:
+    """The features of one word of text: the word and its identifier parts, stemmed."""
+    words = split_identifier(raw)
+    tokens = {raw.lower(), *words} if len(words) > 1 else {raw.lower()}
+    return tuple(
+        stem
+        for token in sorted(tokens)
+        if len(stem := _stem(token)) > 1 and token not in _ENGLISH_STOPWORDS
+    )
 
 
 _ENGLISH_STOPWORDS = frozenset(

@@ -344,6 +344,15 @@ class Indexer:
         vectors = self._vectors(fresh, summaries)
         if self.options.estimate:
             return
+        self._write(plans, summaries, vectors)
+
+    def _write(
+        self,
+        plans: list[tuple[_FileWork, list[Chunk], list[tuple[int, int, int]], list[int]]],
+        summaries: Sequence[Summary],
+        vectors: Sequence[list[float] | None],
+    ) -> None:
+        """Write one batch: its files, chunk moves and deletions, links and new chunks."""
         with self._timed("db_write"), self.engine.begin() as conn:
             repo_id = self._require_repo()
             offset = 0

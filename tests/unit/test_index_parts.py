@@ -74,8 +74,8 @@ def test_parse_summaries_tolerates_prose_and_drops_bad_items() -> None:
 
 
 def test_split_identifier() -> None:
-    assert split_identifier("parseHTTPResponse_v2") == ["parse", "http", "response", "v", "2"]
-    assert split_identifier("snake_case_name") == ["snake", "case", "name"]
+    assert split_identifier("parseHTTPResponse_v2") == ("parse", "http", "response", "v", "2")
+    assert split_identifier("snake_case_name") == ("snake", "case", "name")
 
 
 def test_hash_vectors_are_unit_length_and_lexical() -> None:
