@@ -23,7 +23,6 @@ class ChangedFilesSource:
     removed: Sequence[str]  # deleted by the range (a rename's old path)
     fetch: Callable[[str], bytes | None]  # a file's bytes at the commit; None: not there
     config_bytes: bytes | None
-    fetched: list[str] = field(default_factory=list)
     _missing: list[str] = field(default_factory=list)
 
     @property
@@ -41,7 +40,6 @@ class ChangedFilesSource:
             if pruned(tuple(path.split("/")[:-1])) or not config.wants(path):
                 continue
             data = self.fetch(path)
-            self.fetched.append(path)
             if data is None:
                 self._missing.append(path)
                 continue

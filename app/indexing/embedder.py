@@ -22,8 +22,8 @@ from app.config import Settings
 from app.db.models import EMBEDDING_DIMS
 from app.errors import ReviewbotError
 from app.indexing.summarizer import split_identifier
-from app.llm.client import describe_model_failure, make_openai_client
-from app.llm.pacing import MIN_ATTEMPT_SECONDS, Deadline, within
+from app.llm.client import describe_model_failure, make_openai_client, within_deadline
+from app.llm.pacing import Deadline
 from app.llm.tokens import token_counter
 from app.logs import kv
 
@@ -232,11 +232,10 @@ class OpenAIEmbedder:
             return self.client
         if self.deadline is None:
             self.deadline = Deadline(self.budget_seconds)
-        timeout = self.client.timeout if isinstance(self.client.timeout, int | float) else 60.0
-        timeout, retries = within(self.deadline, timeout, self.client.max_retries)
-        if timeout < MIN_ATTEMPT_SECONDS:
+        bounded = within_deadline(self.client, self.deadline)
+        if bounded is None:
             raise self._budget_spent()
-        return self.client.with_options(timeout=timeout, max_retries=retries)
+        return bounded
 
     def _budget_spent(self) -> EmbeddingError:
         return EmbeddingError(

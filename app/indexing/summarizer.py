@@ -28,7 +28,12 @@ from openai.types.chat import ChatCompletion
 
 from app.config import Settings
 from app.indexing.chunks import Chunk
-from app.llm.client import describe_model_failure, make_openai_client, retryable
+from app.llm.client import (
+    attempt_timeout,
+    describe_model_failure,
+    make_openai_client,
+    retryable,
+)
 from app.llm.pacing import MIN_ATTEMPT_SECONDS, AdaptiveLimit, Deadline, backoff, retry_after
 from app.llm.redact import redact_secrets
 from app.logs import kv
@@ -157,7 +162,7 @@ class LLMSummarizer:
         # files it has
         self.deadline: Deadline | None = None
         self.attempts = client.max_retries + 1
-        self.timeout = client.timeout if isinstance(client.timeout, int | float) else 60.0
+        self.timeout = attempt_timeout(client)
 
     def summarize(self, chunks: Sequence[Chunk]) -> tuple[list[Summary], SummaryUsage]:
         """One summary per chunk, in order; never raises for model failures."""

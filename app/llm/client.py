@@ -11,6 +11,7 @@ import re
 import openai
 
 from app.config import Settings
+from app.llm.pacing import MIN_ATTEMPT_SECONDS, Deadline, within
 
 #: The openai client insists on a key; local endpoints (vLLM, Ollama) ignore it.
 NO_KEY = "no-key-configured"
@@ -25,6 +26,25 @@ def make_openai_client(settings: Settings) -> openai.OpenAI:
         timeout=settings.llm_timeout_seconds,
         max_retries=settings.llm_max_retries,
     )
+
+
+#: An attempt's timeout when the client's is not a number (an ``httpx.Timeout``).
+DEFAULT_TIMEOUT = 60.0
+
+
+def attempt_timeout(client: openai.OpenAI) -> float:
+    """How long one attempt of ``client`` may take."""
+    return float(client.timeout) if isinstance(client.timeout, int | float) else DEFAULT_TIMEOUT
+
+
+def within_deadline(client: openai.OpenAI, deadline: Deadline) -> openai.OpenAI | None:
+    """``client`` for one call whose attempts (the client's own retries included) all end
+    by ``deadline``: its timeout cut to what is left, and only the retries that fit. None
+    when too little is left to start an attempt."""
+    timeout, retries = within(deadline, attempt_timeout(client), client.max_retries)
+    if timeout < MIN_ATTEMPT_SECONDS:
+        return None
+    return client.with_options(timeout=timeout, max_retries=retries)
 
 
 def retryable(status: int) -> bool:

@@ -9,8 +9,13 @@ from typing import Any
 import openai
 
 from app.errors import ReviewbotError
-from app.llm.client import context_exceeded, describe_model_failure, retryable
-from app.llm.pacing import MIN_ATTEMPT_SECONDS, Deadline, within
+from app.llm.client import (
+    context_exceeded,
+    describe_model_failure,
+    retryable,
+    within_deadline,
+)
+from app.llm.pacing import MIN_ATTEMPT_SECONDS, Deadline
 from app.logs import kv
 from app.review.comments import ModelReview, parse_model_review
 from app.review.prompt import ReviewPrompt
@@ -77,8 +82,6 @@ PROMPT_SETTINGS = (
     "REVIEWBOT_CONTEXT_TOKEN_BUDGET",
     "REVIEWBOT_REVIEW_MAX_TOKENS",
 )
-#: An attempt's timeout when the client's is not a number (an ``httpx.Timeout``).
-DEFAULT_TIMEOUT = 60.0
 #: The formats to ask for, best first; plain text with tolerant parsing is the last tier.
 FORMATS: tuple[tuple[str, dict[str, Any] | None], ...] = (
     ("json_schema", {"type": "json_schema", "json_schema": REVIEW_SCHEMA}),
@@ -165,16 +168,15 @@ def _bounded(
     client: openai.OpenAI, deadline: Deadline | None, retries: bool = True
 ) -> openai.OpenAI:
     """The client for one call: without retries for a probe, and within the deadline."""
-    max_retries = client.max_retries if retries else 0
+    client = client.with_options(max_retries=client.max_retries if retries else 0)
     if deadline is None:
-        return client.with_options(max_retries=max_retries)
-    timeout = client.timeout if isinstance(client.timeout, int | float) else DEFAULT_TIMEOUT
-    timeout, max_retries = within(deadline, timeout, max_retries)
-    if timeout < MIN_ATTEMPT_SECONDS:
+        return client
+    bounded = within_deadline(client, deadline)
+    if bounded is None:
         raise ReviewModelError(
             f"the review's time budget ({deadline.seconds:g} s) ran out before the model answered"
         )
-    return client.with_options(max_retries=max_retries, timeout=timeout)
+    return bounded
 
 
 def _answer(

@@ -22,15 +22,20 @@ from tests.fakes.openai_server import CHAT, FakeOpenAI
 SOURCE = "".join(f"def step_{i}(x):\n    return x + {i}\n\n\n" for i in range(48))
 
 
-def _summarizer(fake: FakeOpenAI, timeout: float, budget: float) -> LLMSummarizer:
-    settings = Settings(
+def _settings(fake: FakeOpenAI, timeout: float, budget: float, **more: object) -> Settings:
+    """A model endpoint on the fake, with this timeout and job budget."""
+    return Settings(
         openai_base_url=fake.base_url,
         openai_api_key=SecretStr("sk-test-0123456789abcdef"),
         llm_timeout_seconds=timeout,
-        llm_max_retries=2,
-        summary_concurrency=4,
-        summary_batch_size=8,
         llm_job_budget_seconds=budget,
+        **more,  # type: ignore[arg-type]
+    )
+
+
+def _summarizer(fake: FakeOpenAI, timeout: float, budget: float) -> LLMSummarizer:
+    settings = _settings(
+        fake, timeout, budget, llm_max_retries=2, summary_concurrency=4, summary_batch_size=8
     )
     summarizer = select_summarizer(settings)
     assert summarizer is not None
@@ -103,13 +108,7 @@ def test_embeddings_end_within_the_budget_and_keep_what_was_made(
     """12 requests of 0.5 s on one slot would take 6 s: the 1.2 s budget stops them, the
     vectors made in time are stored, and the rest of the rows wait for the next run."""
     fake_openai.one_at_a_time, fake_openai.embedding_seconds = True, 0.5
-    settings = Settings(
-        openai_base_url=fake_openai.base_url,
-        openai_api_key=SecretStr("sk-test-0123456789abcdef"),
-        llm_timeout_seconds=5.0,
-        embedding_batch_size=4,
-        llm_job_budget_seconds=1.2,
-    )
+    settings = _settings(fake_openai, 5.0, 1.2, embedding_batch_size=4)
     monkeypatch.setattr(indexer, "EMBED_SLICE", 4)
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "steps.py").write_text(SOURCE)
