@@ -52,6 +52,41 @@ def config_check(
     out.print(f"{path}: ok", markup=False)
 
 
+feedback_cli = typer.Typer(
+    help="What reviewbot learned from reactions to its comments.", no_args_is_help=True
+)
+cli.add_typer(feedback_cli, name="feedback")
+
+
+@feedback_cli.command("list")
+def feedback_list(
+    repo: Annotated[str, typer.Option(help="Repository, owner/name")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON")] = False,
+) -> None:
+    """The bot's comments people reacted to or resolved, and the verdict on each."""
+    from app.cli_render import feedback_table
+    from app.db.engine import open_database
+    from app.db.review_feedback import feedback_of
+
+    with open_database(_settings()) as opened, opened.engine.connect() as conn:
+        rows = feedback_of(conn, repo)
+    if as_json:
+        print(json.dumps([vars(r) for r in rows], indent=2))
+    else:
+        out.print(feedback_table(repo, rows))
+
+
+@feedback_cli.command("forget")
+def feedback_forget(repo: Annotated[str, typer.Option(help="Repository, owner/name")]) -> None:
+    """Clear what was learned in a repository: rejected findings may be raised again."""
+    from app.db.engine import open_database
+    from app.db.review_feedback import forget_feedback
+
+    with open_database(_settings()) as opened, opened.engine.begin() as conn:
+        forgotten = forget_feedback(conn, repo)
+    out.print(f"{repo}: forgot feedback on {forgotten} comment(s)", markup=False)
+
+
 def _settings() -> Settings:
     from app.logs import configure_logging
 

@@ -17,6 +17,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from app.db.review_feedback import FeedbackRow
 from app.diff.local_git import LocalRepo
 from app.indexing.indexer import IndexReport
 from app.retrieval.retrieve import ContextResult
@@ -188,3 +189,23 @@ def review_view(
         )
     )
     return Group(*parts)
+
+
+def feedback_table(repo: str, rows: list[FeedbackRow]) -> Table:
+    """``reviewbot feedback list``: one row per comment, rejected first."""
+    table = Table(title=f"Feedback on reviewbot's comments in {escape(repo)}")
+    for column in ("verdict", "PR", "path", "title", "👍", "👎", "resolved"):
+        table.add_column(column)
+    for row in sorted(rows, key=lambda r: (r.verdict != "rejected", -r.pr_number)):
+        table.add_row(
+            row.verdict,
+            str(row.pr_number),
+            escape(row.path),
+            escape(row.title_key),
+            str(row.thumbs_up),
+            str(row.thumbs_down),
+            "yes" if row.resolved else "",
+        )
+    if not rows:
+        table.caption = "nothing learned yet"
+    return table

@@ -170,6 +170,9 @@ class Settings(BaseSettings):
 
     # GitHub App behaviour
     review_drafts: bool = False
+    # `/ask` and replies to the bot's inline comments: answers per PR per hour (0: none)
+    ask_limit_per_hour: int = Field(default=10, ge=0, le=1000)
+    answer_max_tokens: int = Field(default=1024, ge=64)
     github_check_runs: bool = False  # also report each review as a check run (needs checks: write)
     serve_worker: bool = True  # `serve` also runs a job worker in-process
     worker_concurrency: int = Field(default=2, ge=1, le=32)

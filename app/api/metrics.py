@@ -17,6 +17,7 @@ from sqlalchemy import Engine, text
 
 from app.api.deps import EngineDep, SettingsDep
 from app.db.queue_health import queue_health
+from app.db.review_feedback import feedback_counts
 
 router = APIRouter()
 LATENCY_BUCKETS = (5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0)
@@ -94,6 +95,14 @@ class DatabaseCollector(Collector):
             yield CounterMetricFamily(
                 "reviewbot_index_model_tokens", "Model tokens used by indexing", value=tokens
             )
+            feedback = GaugeMetricFamily(
+                "reviewbot_review_feedback_comments",
+                "The bot's inline comments by what people made of them (read at PR close)",
+                labels=["repo", "verdict"],
+            )
+            for repo, verdict, n in feedback_counts(conn):
+                feedback.add_metric([repo, verdict], n)
+            yield feedback
 
 
 @router.get("/metrics")

@@ -11,6 +11,8 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine
 
+from app.db.vector_index import INDEX_PREFIX
+
 #: The repository's top-level ``migrations/``, installed as the ``reviewbot_migrations``
 #: package (pyproject's ``package-dir``), so a wheel carries it too.
 MIGRATIONS_DIR = Path(reviewbot_migrations.__file__).parent
@@ -19,8 +21,13 @@ MIGRATIONS_DIR = Path(reviewbot_migrations.__file__).parent
 def include_object(
     obj: object, name: str | None, type_: str, reflected: bool, compare_to: object
 ) -> bool:
-    """Autogenerate filter: procrastinate's tables come from its own SQL, not our models."""
-    return not (type_ == "table" and name is not None and name.startswith("procrastinate_"))
+    """Autogenerate filter: procrastinate's tables come from its own SQL, and the
+    per-repository vector indexes from ``app.db.vector_index``, not from our models."""
+    if name is None:
+        return True
+    if type_ == "index" and name.startswith(INDEX_PREFIX):
+        return False
+    return not (type_ == "table" and name.startswith("procrastinate_"))
 
 
 def alembic_config() -> Config:

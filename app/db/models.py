@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pgvector.sqlalchemy import Vector
+from pgvector.sqlalchemy import HALFVEC, Vector
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -119,14 +119,7 @@ class CodeChunk(Base):
         Index("ix_code_chunks_search_tsv", "search_tsv", postgresql_using="gin"),
         Index("ix_code_chunks_repository_id_content_hash", "repository_id", "content_hash"),
         Index("ix_code_chunks_repository_id_symbol_name", "repository_id", "symbol_name"),
-        # lists=1 suits an empty table; app.db.vector_index rebuilds it as rows arrive.
-        Index(
-            "ix_code_chunks_embedding_ivfflat",
-            "embedding",
-            postgresql_using="ivfflat",
-            postgresql_with={"lists": 1},
-            postgresql_ops={"embedding": "vector_cosine_ops"},
-        ),
+        # Vector indexes are per repository, made by app.db.vector_index, not here.
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
@@ -147,7 +140,9 @@ class CodeChunk(Base):
     nl_summary: Mapped[str | None] = mapped_column(Text)
     summarizer: Mapped[str | None] = mapped_column(String(16))
     summary_model: Mapped[str | None] = mapped_column(String(128))
-    embedding = mapped_column(Vector(EMBEDDING_DIMS), nullable=True)
+    #: float16 (halfvec), kept in the row (STORAGE MAIN) rather than TOASTed: an exact
+    #: scan reads it with the row, and the ivfflat indexes hold half the bytes.
+    embedding = mapped_column(HALFVEC(EMBEDDING_DIMS), nullable=True)
     embedding_model: Mapped[str | None] = mapped_column(String(128))
     token_count: Mapped[int] = mapped_column(Integer, server_default="0")
     #: identifier words, references and summary, for PostgreSQL full-text search
@@ -221,6 +216,55 @@ class Review(Base):
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now(), nullable=False
     )
+
+
+class Conversation(Base):
+    """A question to the bot on a PR (``/ask``, or a reply to one of its inline comments)
+    and its answer: the record that makes answering idempotent and rate-limited."""
+
+    __tablename__ = "conversations"
+    __table_args__ = (
+        UniqueConstraint("repository_id", "kind", "question_id"),
+        Index(
+            "ix_conversations_repository_id_pr_number_created_at",
+            "repository_id",
+            "pr_number",
+            "created_at",
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    repository_id: Mapped[int] = mapped_column(ForeignKey("repositories.id", ondelete="CASCADE"))
+    pr_number: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(16))  # ask | reply
+    question_id: Mapped[int] = mapped_column(BigInteger)  # the asking comment's GitHub id
+    status: Mapped[str] = mapped_column(String(16))  # answering | answered | limited
+    answer_id: Mapped[int | None] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = _created()
+
+
+class ReviewFeedback(Base):
+    """What people did with one of the bot's inline comments, read when its PR closed:
+    reactions and whether the thread was resolved (``app/review/feedback.py``)."""
+
+    __tablename__ = "review_feedback"
+    __table_args__ = (
+        UniqueConstraint("repository_id", "comment_id"),
+        Index("ix_review_feedback_repository_id_verdict", "repository_id", "verdict"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    repository_id: Mapped[int] = mapped_column(ForeignKey("repositories.id", ondelete="CASCADE"))
+    pr_number: Mapped[int] = mapped_column(Integer)
+    comment_id: Mapped[int] = mapped_column(BigInteger)
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    title_key: Mapped[str] = mapped_column(Text)
+    path: Mapped[str] = mapped_column(Text)
+    thumbs_up: Mapped[int] = mapped_column(Integer)
+    thumbs_down: Mapped[int] = mapped_column(Integer)
+    resolved: Mapped[bool] = mapped_column(Boolean)
+    verdict: Mapped[str] = mapped_column(String(16))  # accepted | rejected | none
+    recorded_at: Mapped[datetime] = _created()
 
 
 class IndexRun(Base):

@@ -1,12 +1,21 @@
-"""How the ivfflat index follows the table, following pgvector's advice.
+"""Which repositories get an ivfflat index, and how it follows their size.
 
-The rule (also in README):
+Every repository's chunks live in one ``code_chunks`` table; vector search is always
+filtered to one repository. Measured at a million chunks (bench/RESULTS.md, "Vector
+search at a million chunks"), one index over all repositories served that filter badly
+(approximate search among other repositories' vectors), so the rule is per repository:
 
-* ``lists`` = rows / 1000 up to 1M rows, sqrt(rows) above; never below 1.
-* The index is rebuilt only after data is loaded, and only when the ideal ``lists`` is at
-  least twice or at most half the current one, so steady growth does not rebuild on
-  every run.
-* ``probes`` = sqrt(lists), at least 1, set per query (``SET LOCAL``).
+* A repository with at most ``EXACT_MAX_ROWS`` embedded chunks has no vector index: an
+  exact scan of its rows (found through the ``repository_id`` b-tree) is fast at that size
+  and has recall 1.
+* A larger repository gets its own partial ivfflat cosine index (``WHERE repository_id =
+  N``), so a query scans only its own vectors. It is dropped again below half the
+  threshold, so a repository near the line does not flap.
+* ``lists`` = rows / 1000 up to 1M rows, sqrt(rows) above (pgvector's advice); an index is
+  rebuilt only after data is loaded, and only when the ideal ``lists`` is at least twice or
+  at most half the current one.
+* ``probes`` = ``PROBES_FACTOR`` x sqrt(lists), set per query (``SET LOCAL``): pgvector's
+  sqrt(lists) alone measured below recall@10 0.98.
 """
 
 from __future__ import annotations
@@ -15,12 +24,28 @@ import math
 
 from sqlalchemy import Connection, text
 
-INDEX_NAME = "ix_code_chunks_embedding_ivfflat"
+from app.db.models import EMBEDDING_DIMS
+
+INDEX_PREFIX = "ix_code_chunks_embedding_r"
+#: How vectors are stored, indexed and compared: float16 (migration 0007 says why).
+SEARCH_TYPE = f"halfvec({EMBEDDING_DIMS})"
 REBUILD_FACTOR = 2
+#: Repositories up to this many embedded chunks are searched exactly (no index).
+EXACT_MAX_ROWS = 20_000
+PROBES_FACTOR = 2
+
+
+def cosine_distance(column: str, query: str) -> str:
+    """SQL: the cosine distance the indexes serve, between a column and a query vector."""
+    return f"({column} <=> ({query})::{SEARCH_TYPE})"
+
+
+def index_name(repo_id: int) -> str:
+    return f"{INDEX_PREFIX}{int(repo_id)}"
 
 
 def ideal_lists(rows: int) -> int:
-    """pgvector's recommended ``lists`` for a table of ``rows`` rows."""
+    """pgvector's recommended ``lists`` for an index over ``rows`` rows."""
     if rows <= 1_000_000:
         return max(1, rows // 1000)
     return math.isqrt(rows)
@@ -33,55 +58,83 @@ def build_memory_mb(lists: int, dims: int = 1536) -> int:
 
 
 def probes_for(lists: int) -> int:
-    """How many lists a query scans: sqrt(lists), at least one."""
-    return max(1, round(math.sqrt(lists)))
+    """How many lists a query scans: ``PROBES_FACTOR`` x sqrt(lists), within 1 .. lists."""
+    return min(lists, max(1, round(PROBES_FACTOR * math.sqrt(lists))))
 
 
-def needs_rebuild(current_lists: int, rows: int) -> bool:
-    """True when ``current_lists`` is off the ideal by ``REBUILD_FACTOR`` or more."""
+def wanted_lists(current: int | None, rows: int) -> int | None:
+    """The lists a repository's index should have now: ``current`` (None: no index) kept
+    unless ``rows`` crossed the threshold or moved the ideal by ``REBUILD_FACTOR``."""
+    if current is None:
+        return ideal_lists(rows) if rows > EXACT_MAX_ROWS else None
+    if rows < EXACT_MAX_ROWS // 2:
+        return None
     ideal = ideal_lists(rows)
-    return ideal >= current_lists * REBUILD_FACTOR or ideal * REBUILD_FACTOR <= current_lists
+    if ideal >= current * REBUILD_FACTOR or ideal * REBUILD_FACTOR <= current:
+        return ideal
+    return current
 
 
-def current_lists(conn: Connection) -> int:
-    """The ``lists`` the index was built with (1 when the option is absent)."""
+def current_lists(conn: Connection, repo_id: int) -> int | None:
+    """The ``lists`` of the repository's index, or None when it has none."""
     options = conn.execute(
-        text("SELECT reloptions FROM pg_class WHERE relname = :name"), {"name": INDEX_NAME}
+        text("SELECT coalesce(reloptions, '{}') FROM pg_class WHERE relname = :name"),
+        {"name": index_name(repo_id)},
     ).scalar_one_or_none()
-    for option in options or []:
+    if options is None:
+        return None
+    for option in options:
         key, _, value = option.partition("=")
         if key == "lists":
             return int(value)
     return 1
 
 
-def rebuild_if_needed(conn: Connection) -> int | None:
-    """Rebuild the index when the row count has moved past the rule; return the new lists.
-
-    Runs in the caller's transaction: readers keep the old index until commit.
-    """
+def rebuild_if_needed(conn: Connection, repo_id: int) -> int | None:
+    """Create, rebuild or drop the repository's index as the rule says; return its lists
+    (None: searched exactly). Runs in the caller's transaction: readers keep the old index
+    until commit."""
     rows = conn.execute(
-        text("SELECT count(*) FROM code_chunks WHERE embedding IS NOT NULL")
+        text("SELECT count(*) FROM code_chunks WHERE repository_id = :r AND embedding IS NOT NULL"),
+        {"r": repo_id},
     ).scalar_one()
-    if not needs_rebuild(current_lists(conn), rows):
-        return None
-    lists = ideal_lists(rows)
-    # k-means samples ~50 vectors a list; the default 64 MB is too little past ~200 lists.
-    conn.execute(text(f"SET LOCAL maintenance_work_mem = '{build_memory_mb(lists)}MB'"))
-    conn.execute(text(f"DROP INDEX IF EXISTS {INDEX_NAME}"))
-    conn.execute(
-        text(
-            f"CREATE INDEX {INDEX_NAME} ON code_chunks "
-            f"USING ivfflat (embedding vector_cosine_ops) WITH (lists = {lists})"
+    current = current_lists(conn, repo_id)
+    lists = wanted_lists(current, rows)
+    if lists == current:
+        return current
+    name = index_name(repo_id)
+    conn.execute(text(f"DROP INDEX IF EXISTS {name}"))
+    if lists is not None:
+        # k-means samples ~50 vectors a list; the default 64 MB is too little past ~200 lists.
+        conn.execute(text(f"SET LOCAL maintenance_work_mem = '{build_memory_mb(lists)}MB'"))
+        conn.execute(
+            text(
+                f"CREATE INDEX {name} ON code_chunks USING ivfflat (embedding halfvec_cosine_ops)"
+                f" WITH (lists = {lists}) WHERE repository_id = {int(repo_id)}"
+            )
         )
-    )
-    # Fresh statistics, or the planner costs the new index from an empty table's numbers.
+    # Fresh statistics, or the planner costs the index from an empty table's numbers.
     conn.execute(text("ANALYZE code_chunks"))
     return lists
 
 
-def set_probes(conn: Connection) -> int:
-    """``SET LOCAL ivfflat.probes`` for the current transaction from the index's lists."""
-    probes = probes_for(current_lists(conn))
+def index_repositories(conn: Connection) -> dict[int, int]:
+    """Apply the rule to every repository; return repository id -> lists of those indexed."""
+    built = {}
+    for repo_id in conn.execute(text("SELECT id FROM repositories ORDER BY id")).scalars():
+        lists = rebuild_if_needed(conn, repo_id)
+        if lists is not None:
+            built[repo_id] = lists
+    return built
+
+
+def set_probes(conn: Connection, repo_id: int) -> int | None:
+    """Per transaction: ``ivfflat.probes`` for the repository's index, and plans made for
+    its id (a generic plan could not use a partial index). None: searched exactly."""
+    conn.execute(text("SET LOCAL plan_cache_mode = force_custom_plan"))
+    lists = current_lists(conn, repo_id)
+    if lists is None:
+        return None
+    probes = probes_for(lists)
     conn.execute(text(f"SET LOCAL ivfflat.probes = {probes}"))
     return probes

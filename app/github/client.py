@@ -15,7 +15,7 @@ from urllib.parse import quote
 import httpx
 from githubkit import AppAuthStrategy, GitHub
 from githubkit.cache import MemCacheStrategy
-from githubkit.exception import GitHubException, RequestFailed
+from githubkit.exception import GitHubException, GraphQLFailed, RequestFailed
 from githubkit.retry import RETRY_SERVER_ERROR, RetryOption, RetryRateLimit
 
 from app.config import Settings
@@ -25,6 +25,20 @@ TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 DIFF = {"Accept": "application/vnd.github.diff"}
 RAW = {"Accept": "application/vnd.github.raw+json"}
 SHA = {"Accept": "application/vnd.github.sha"}
+
+
+THREADS_QUERY = """
+query($owner: String!, $name: String!, $number: Int!, $after: String) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      reviewThreads(first: 100, after: $after) {
+        pageInfo { hasNextPage endCursor }
+        nodes { isResolved comments(first: 1) { nodes { databaseId } } }
+      }
+    }
+  }
+}
+"""
 
 
 class GitHubError(ReviewbotError):
@@ -256,6 +270,58 @@ class RepoApi:
 
     def react(self, comment_id: int, content: str) -> None:
         self._call("POST", f"/issues/comments/{comment_id}/reactions", json={"content": content})
+
+    def review_comments(self, number: int) -> list[dict[str, Any]]:
+        """The PR's inline comments and replies."""
+        return self._paginate(f"/pulls/{number}/comments")
+
+    def review_comment(self, comment_id: int) -> dict[str, Any] | None:
+        try:
+            return dict(self._call("GET", f"/pulls/comments/{comment_id}").json())
+        except GitHubError as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def reply(self, number: int, comment_id: int, body: str) -> int:
+        """A reply in the thread of inline comment ``comment_id`` (the replies endpoint)."""
+        path = f"/pulls/{number}/comments/{comment_id}/replies"
+        return int(self._call("POST", path, json={"body": body}).json()["id"])
+
+    def review_comment_reactions(self, comment_id: int) -> list[dict[str, Any]]:
+        return self._paginate(f"/pulls/comments/{comment_id}/reactions")
+
+    def resolved_threads(self, number: int) -> set[int]:
+        """Ids of the first comments of the PR's resolved review threads (GraphQL: REST
+        does not say whether a thread is resolved)."""
+        resolved: set[int] = set()
+        after = None
+        for _ in range(30):
+            variables = {"owner": self.owner, "name": self.name, "number": number, "after": after}
+            try:
+                data = self.gh.graphql.request(THREADS_QUERY, variables)
+            except RequestFailed as exc:
+                status = exc.response.status_code
+                raise GitHubError(
+                    f"GitHub GraphQL reviewThreads failed with HTTP {status}", status
+                ) from None
+            except GraphQLFailed:  # an answer, with errors: asking again will not help
+                raise GitHubError(
+                    "GitHub GraphQL reviewThreads answered with errors", 400
+                ) from None
+            except (GitHubException, httpx.HTTPError) as exc:
+                raise GitHubError(
+                    f"GitHub GraphQL reviewThreads failed: {type(exc).__name__}"
+                ) from None
+            threads = data["repository"]["pullRequest"]["reviewThreads"]
+            for node in threads["nodes"]:
+                first = node["comments"]["nodes"]
+                if node["isResolved"] and first:
+                    resolved.add(int(first[0]["databaseId"]))
+            if not threads["pageInfo"]["hasNextPage"]:
+                break
+            after = threads["pageInfo"]["endCursor"]
+        return resolved
 
     def permission(self, user: str) -> str:
         data = self._call("GET", f"/collaborators/{user}/permission").json()

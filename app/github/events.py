@@ -15,6 +15,7 @@ from typing import Any
 from githubkit import webhooks
 
 from app.errors import ReviewbotError
+from app.review.conversation import MAX_QUESTION_CHARS, parse_ask
 
 #: GitHub caps webhook payloads at 25 MB.
 MAX_WEBHOOK_BYTES = 25 * 1024 * 1024
@@ -104,6 +105,7 @@ def check_payload(payload: dict[str, Any]) -> None:
     _id(comment.get("id"), "comment.id")
     _text(comment.get("body"), "comment.body", 65536)
     _text(_object(comment, "user", "comment.").get("login"), "comment.user.login")
+    _id(comment.get("in_reply_to_id"), "comment.in_reply_to_id")
     for key in ("repositories", "repositories_added", "repositories_removed"):
         _repositories(payload.get(key), key)
 
@@ -246,13 +248,27 @@ def on_repositories_removed(ctx: EventContext) -> list[Job]:
     return [purge_job(name) for name in _repo_names(ctx.payload.get("repositories_removed"))]
 
 
+def _from_a_bot(comment: dict[str, Any]) -> bool:
+    """Bots (this one included) are never answered: two bots must not talk forever."""
+    user = comment.get("user") or {}
+    return user.get("type") == "Bot" or str(user.get("login", "")).endswith("[bot]")
+
+
+def conversation_job(task: str, repo: str, pr_number: int, args: dict[str, Any]) -> Job:
+    # answers on one PR go one at a time, so the hourly limit is counted in order
+    return Job(task, {"repo": repo, "pr_number": pr_number, **args}, lock=f"ask:{repo}#{pr_number}")
+
+
 @router.on("issue_comment", {"created"})
 def on_comment(ctx: EventContext) -> list[Job]:
     issue = ctx.payload.get("issue") or {}
     comment = ctx.payload.get("comment") or {}
-    command = COMMANDS.get(str(comment.get("body", "")).strip())
+    body = str(comment.get("body", ""))
+    command = COMMANDS.get(body.strip())
+    question = parse_ask(body)
     if (
-        command is None
+        (command is None and question is None)
+        or _from_a_bot(comment)
         or not issue.get("pull_request")
         or not isinstance(issue.get("number"), int)
         or ctx.repo is None
@@ -260,6 +276,20 @@ def on_comment(ctx: EventContext) -> list[Job]:
     ):
         return []
     user = (comment.get("user") or {}).get("login")
+    if question is not None:
+        return [
+            conversation_job(
+                "answer_question",
+                ctx.repo,
+                issue["number"],
+                {
+                    "installation_id": ctx.installation_id,
+                    "question": question,
+                    "user": user,
+                    "comment_id": comment.get("id"),
+                },
+            )
+        ]
     return [
         Job(
             "pr_command",
@@ -271,5 +301,52 @@ def on_comment(ctx: EventContext) -> list[Job]:
                 "user": user,
                 "comment_id": comment.get("id"),
             },
+        )
+    ]
+
+
+@router.on("pull_request_review_comment", {"created"})
+def on_review_comment(ctx: EventContext) -> list[Job]:
+    """A reply in a review thread; the job answers only in threads the bot started."""
+    comment = ctx.payload.get("comment") or {}
+    pr = ctx.payload.get("pull_request") or {}
+    parent = comment.get("in_reply_to_id")
+    if (
+        not isinstance(parent, int)
+        or _from_a_bot(comment)
+        or not isinstance(pr.get("number"), int)
+        or ctx.repo is None
+        or ctx.installation_id is None
+    ):
+        return []
+    return [
+        conversation_job(
+            "answer_reply",
+            ctx.repo,
+            pr["number"],
+            {
+                "installation_id": ctx.installation_id,
+                "comment_id": comment.get("id"),
+                "parent_id": parent,
+                "said": str(comment.get("body", ""))[:MAX_QUESTION_CHARS],
+                "user": (comment.get("user") or {}).get("login"),
+            },
+        )
+    ]
+
+
+@router.on("pull_request", {"closed"})
+def on_pull_request_closed(ctx: EventContext) -> list[Job]:
+    """What people made of the bot's comments is read once the PR is done."""
+    pr = ctx.payload.get("pull_request") or {}
+    if ctx.repo is None or ctx.installation_id is None or not isinstance(pr.get("number"), int):
+        return []
+    key = f"feedback:{ctx.repo}#{pr['number']}"
+    return [
+        Job(
+            "collect_feedback",
+            {"repo": ctx.repo, "installation_id": ctx.installation_id, "pr_number": pr["number"]},
+            queueing_lock=key,
+            lock=key,
         )
     ]

@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import text
 
+from app.db.review_feedback import rejected_findings
 from app.diff.parse import parse_diff
 from app.errors import ConfigError
 from app.github.client import GitHubError, PullRequest, RepoApi, permalinks
@@ -27,6 +28,7 @@ from app.llm.client import make_openai_client
 from app.logs import kv
 from app.review.comments import ReviewComment
 from app.review.config import ReviewConfig, parse_review_config
+from app.review.feedback import finding_marker
 from app.review.markdown import inert
 from app.review.model import ReviewFormatError
 from app.review.pipeline import (
@@ -107,8 +109,7 @@ def _review(
 ) -> tuple[str, str]:
     """Index if needed, build and post the review; returns (outcome, summary)."""
     pr_number = pr.number
-    if not _indexed(run, repo):
-        index_at(run, api, repo, pr.base_sha)
+    ensure_indexed(run, api, repo, pr.base_sha)
     # After a push, review only the commits since the last reviewed head.
     if previous_head is not None and not full:
         old_ref, diff = previous_head, api.compare_diff(previous_head, pr.head_sha)
@@ -136,9 +137,11 @@ def _review(
         log.warning(kv("review.skipped", repo=repo, pr=pr_number, reason="no LLM configured"))
         _finish(run, repo_id, pr_number, pr.head_sha, "skipped", None, [])
         return "no model", "No LLM is configured, so no review was written."
-    result = run_review(llm, prepared, run.settings, already_posted=posted)
+    with run.engine.connect() as conn:
+        rejected = rejected_findings(conn, repo_id)
+    result = run_review(llm, prepared, run.settings, already_posted=posted, rejected=rejected)
     # the context's lines are those of the commit the index holds
-    indexed = _indexed_commit(run, repo) or pr.base_sha
+    indexed = indexed_commit(run, repo) or pr.base_sha
     link = permalinks(run.settings.github_api_url, repo, indexed)
     review_id, comments = _post(api, pr_number, pr.head_sha, result, prepared, link)
     _finish(
@@ -229,24 +232,25 @@ def _already_on_github(api: RepoApi, pr_number: int, head: str) -> bool:
     return any(marker(head) in (r.get("body") or "") for r in api.reviews(pr_number))
 
 
-def _indexed_commit(run: Runtime, repo: str) -> str | None:
+def indexed_commit(run: Runtime, repo: str) -> str | None:
     with run.engine.connect() as conn:
         return conn.execute(
             text("SELECT last_indexed_commit FROM repositories WHERE full_name = :n"), {"n": repo}
         ).scalar()
 
 
-def _indexed(run: Runtime, repo: str) -> bool:
+def ensure_indexed(run: Runtime, api: RepoApi, repo: str, ref: str) -> None:
+    """Index ``repo`` at ``ref`` unless it has an index already."""
     with run.engine.connect() as conn:
-        return bool(
-            conn.execute(
-                text(
-                    "SELECT EXISTS (SELECT 1 FROM code_chunks c JOIN repositories r ON r.id ="
-                    " c.repository_id WHERE r.full_name = :n)"
-                ),
-                {"n": repo},
-            ).scalar()
-        )
+        indexed = conn.execute(
+            text(
+                "SELECT EXISTS (SELECT 1 FROM code_chunks c JOIN repositories r ON r.id ="
+                " c.repository_id WHERE r.full_name = :n)"
+            ),
+            {"n": repo},
+        ).scalar()
+    if not indexed:
+        index_at(run, api, repo, ref)
 
 
 def _post(
@@ -259,7 +263,7 @@ def _post(
 ) -> tuple[int, list[ReviewComment]]:
     """Post one review; if GitHub refuses the inline comments (422), post them in the body."""
     body = summary_markdown(result, prepared, permalink) + "\n\n" + marker(head)
-    comments = [_inline(c) for c in result.comments]
+    comments = [inline_comment(c) for c in result.comments]
     try:
         return api.create_review(pr_number, head, body, comments), result.comments
     except GitHubError as exc:
@@ -273,10 +277,12 @@ def _post(
     return api.create_review(pr_number, head, fallback, []), result.comments
 
 
-def _inline(comment: ReviewComment) -> dict[str, Any]:
+def inline_comment(comment: ReviewComment) -> dict[str, Any]:
+    """The body GitHub gets for one finding; its marker lets feedback find it later."""
     body = f"**{comment.severity}: {inert(comment.title)}**\n\n{inert(comment.body)}"
     if comment.suggestion:
         body += f"\n\n```suggestion\n{comment.suggestion}\n```"
+    body += f"\n\n{finding_marker(comment.fingerprint)}"
     return {"path": comment.path, "line": comment.line, "side": comment.side, "body": body}
 
 

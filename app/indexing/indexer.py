@@ -573,7 +573,7 @@ class Indexer:
     def _finish(self) -> None:
         repo_id = self._require_repo()
         with self._timed("db_write"), self.engine.begin() as conn:
-            self.report.ivfflat_lists = rebuild_if_needed(conn)
+            self.report.ivfflat_lists = rebuild_if_needed(conn, repo_id)
             self.report.commit = self.source.commit()
             conn.execute(
                 text(

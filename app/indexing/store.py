@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pgvector import Vector
+from pgvector import HalfVector, Vector
 from pgvector.psycopg import register_vector
 from sqlalchemy import Connection, bindparam, delete, select, text, update
 
@@ -275,7 +275,7 @@ CHUNK_COPY_TYPES = (
     "text",
     "text",
     "text",
-    "vector",
+    "halfvec",
     "text",
     "int4",
     "text",
@@ -283,7 +283,7 @@ CHUNK_COPY_TYPES = (
 
 
 def copy_chunks(conn: Connection, repo_id: int, file_id: int, chunks: Iterable[NewChunk]) -> int:
-    """Insert chunks with binary COPY (vectors travel as float32, not text); returns how many."""
+    """Insert chunks with binary COPY (vectors travel as float16, not text); returns how many."""
     dbapi = conn.connection.driver_connection
     assert dbapi is not None
     if dbapi not in _VECTOR_REGISTERED:  # once per pooled connection: one catalog query
@@ -298,7 +298,7 @@ def copy_chunks(conn: Connection, repo_id: int, file_id: int, chunks: Iterable[N
         copy.set_types(list(CHUNK_COPY_TYPES))
         for new in chunks:
             c = new.chunk
-            vector = Vector(new.embedding) if new.embedding is not None else None
+            vector = HalfVector(new.embedding) if new.embedding is not None else None
             copy.write_row(
                 (
                     repo_id,
@@ -418,7 +418,7 @@ def update_chunk_models(conn: Connection, updates: Sequence[dict[str, Any]]) -> 
             text(
                 "UPDATE code_chunks SET nl_summary = :summary, summarizer = :summarizer,"
                 " search_text = :search_text,"
-                " summary_model = :model, embedding = CAST(:embedding AS vector),"
+                " summary_model = :model, embedding = CAST(:embedding AS halfvec),"
                 " embedding_model = :emodel, updated_at = now() WHERE id = :cid"
             ),
             [

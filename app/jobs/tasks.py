@@ -167,3 +167,44 @@ async def prune_finished_jobs(context: JobContext, timestamp: int) -> None:
             text("DELETE FROM job_errors WHERE created_at < now() - make_interval(hours => :h)"),
             {"h": FINISHED_JOBS_KEPT_HOURS},
         )
+
+
+@queue.task(name="answer_question", pass_context=True, retry=RETRY)
+@recorded
+def answer_question(
+    context: JobContext,
+    repo: str,
+    installation_id: int,
+    pr_number: int,
+    question: str,
+    user: str | None,
+    comment_id: int,
+) -> None:
+    from app.github.conversation_flow import answer_question as run
+
+    run(runtime(context), repo, installation_id, pr_number, question, user, comment_id)
+
+
+@queue.task(name="answer_reply", pass_context=True, retry=RETRY)
+@recorded
+def answer_reply(
+    context: JobContext,
+    repo: str,
+    installation_id: int,
+    pr_number: int,
+    comment_id: int,
+    parent_id: int,
+    said: str,
+    user: str | None,
+) -> None:
+    from app.github.conversation_flow import answer_reply as run
+
+    run(runtime(context), repo, installation_id, pr_number, comment_id, parent_id, said, user)
+
+
+@queue.task(name="collect_feedback", pass_context=True, retry=RETRY)
+@recorded
+def collect_feedback(context: JobContext, repo: str, installation_id: int, pr_number: int) -> None:
+    from app.github.feedback_flow import collect_feedback as run
+
+    run(runtime(context), repo, installation_id, pr_number)

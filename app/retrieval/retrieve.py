@@ -135,7 +135,7 @@ def retrieve_context(
     secondary = secondary_paths(settings.retrieval_secondary_paths)
     with engine.begin() as conn:
         repo_id = indexed_repository(conn, repo, embedder.model)
-        prepare_vector_search(conn)
+        prepare_vector_search(conn, repo_id)
         exclude = stale_chunk_ids(conn, repo_id, changed, diffs)
         scores = _function_scores(
             conn, repo_id, searched, queries, vectors, embedder.model, exclude, settings
@@ -315,3 +315,40 @@ def _load(
             )
         )
     return chunks
+
+
+def retrieve_for_question(
+    engine: Engine,
+    repo: str,
+    question: str,
+    embedder: Embedder,
+    settings: Settings,
+    budget: int | None = None,
+) -> list[ContextChunk]:
+    """Context for a question asked in a PR: the question itself is the query of the
+    vector and lexical signals, fused, ranked and packed like a review's context."""
+    budget = budget or settings.context_token_budget
+    counter = token_counter()
+    signals = set(settings.retrieval_signals)
+    vectors: list[list[float]] = []
+    if "vector" in signals:
+        try:
+            vectors = embedder.embed([question], EmbeddingUsage())
+        except EmbeddingError as exc:  # the lexical signal still finds context
+            log.warning(kv("retrieval.vector_skipped", repo=repo, error=exc))
+    k = settings.retrieval_per_signal
+    with engine.begin() as conn:
+        repo_id = indexed_repository(conn, repo, embedder.model)
+        rankings: dict[str, list[int]] = {}
+        if vectors:
+            prepare_vector_search(conn, repo_id)
+            rankings["vector:change"] = vector_signals(
+                conn, repo_id, vectors, embedder.model, [], k
+            )[0]
+        if "lexical" in signals:
+            rankings["lexical"] = lexical_signals(conn, repo_id, [[question]], [], k)[0]
+        merged = merge_function_scores([_scores(rankings, [], settings)])
+        chunks = _load(conn, merged, secondary_paths(settings.retrieval_secondary_paths))
+    ranked = rank_context(chunks, settings.max_chunks_per_file)
+    packed, _ = pack(ranked, counter.usable(budget), counter.count)
+    return packed

@@ -8,10 +8,12 @@ from dataclasses import asdict, dataclass
 from pgvector import Vector
 from sqlalchemy import Connection, Engine, text
 
-from app.db.vector_index import set_probes
+from app.db.vector_index import cosine_distance, set_probes
 from app.errors import ReviewbotError
 from app.indexing.embedder import Embedder, EmbeddingUsage
 from app.indexing.store import find_repository
+
+DISTANCE = cosine_distance("embedding", "CAST(:q AS vector)")
 
 
 class RepositoryNotIndexed(ReviewbotError):
@@ -43,14 +45,15 @@ def search(
     vector = embedder.embed([query], EmbeddingUsage())[0]
     with engine.begin() as conn:
         repo_id = indexed_repository(conn, repo, embedder.model)
-        prepare_vector_search(conn)
+        prepare_vector_search(conn, repo_id)
         return nearest_chunks(conn, repo_id, vector, embedder.model, k)
 
 
-def prepare_vector_search(conn: Connection) -> None:
-    """Per transaction: ``ivfflat.probes`` from the index's lists, and pgvector's iterative
-    scan, which keeps scanning lists until ``k`` rows pass the repository filters."""
-    set_probes(conn)
+def prepare_vector_search(conn: Connection, repo_id: int) -> None:
+    """Per transaction: ``ivfflat.probes`` from the repository's index, if it has one, and
+    pgvector's iterative scan, which keeps scanning lists until ``k`` rows pass the filters
+    (model, excluded ids)."""
+    set_probes(conn, repo_id)
     conn.execute(text("SET LOCAL ivfflat.iterative_scan = relaxed_order"))
 
 
@@ -69,10 +72,10 @@ def nearest_chunks(
     rows = conn.execute(
         text(
             "SELECT id, file_path, start_line, end_line, symbol_name, qualified_name, chunk_type,"
-            " 1 - (embedding <=> CAST(:q AS vector)) AS score, nl_summary FROM code_chunks"
+            f" 1 - {DISTANCE} AS score, nl_summary FROM code_chunks"
             " WHERE repository_id = :r AND embedding_model = :m AND embedding IS NOT NULL"
             " AND NOT (id = ANY(CAST(:ex AS bigint[])))"
-            " ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k"
+            f" ORDER BY {DISTANCE} LIMIT :k"
         ),
         {
             "q": Vector(list(vector)).to_text(),

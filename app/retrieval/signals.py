@@ -11,6 +11,9 @@ from typing import Any
 from pgvector import Vector
 from sqlalchemy import Connection, text
 
+from app.db.vector_index import cosine_distance
+
+DISTANCE = cosine_distance("c.embedding", "q.v")
 #: Words of one lexical query beyond this are dropped (the tsquery would only get slower).
 MAX_LEXICAL_WORDS = 64
 
@@ -31,10 +34,10 @@ def vector_signals(
         text(
             "SELECT q.ord, hit.id FROM unnest(CAST(:qs AS vector[])) WITH ORDINALITY AS q(v, ord)"
             " CROSS JOIN LATERAL (SELECT c.id, c.file_path, c.start_line,"
-            "  c.embedding <=> q.v AS distance FROM code_chunks c"
+            f"  {DISTANCE} AS distance FROM code_chunks c"
             "  WHERE c.repository_id = :r AND c.embedding_model = :m AND c.embedding IS NOT NULL"
             "  AND NOT (c.id = ANY(CAST(:ex AS bigint[])))"
-            "  ORDER BY c.embedding <=> q.v LIMIT :k) hit"
+            f"  ORDER BY {DISTANCE} LIMIT :k) hit"
             # relaxed_order may return a query's rows slightly out of order
             " ORDER BY q.ord, hit.distance, hit.file_path, hit.start_line"
         ),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from app.diff.parse import FileDiff
@@ -109,8 +109,11 @@ def validate_comments(
     diffs: Sequence[FileDiff],
     max_comments: int,
     already_posted: Iterable[str] = (),
+    rejected: Callable[[ReviewComment], bool] = lambda _: False,
 ) -> ValidatedComments:
-    """Keep comments that land on diff lines (snapping a few lines), best first, capped."""
+    """Keep comments that land on diff lines (snapping a few lines), best first, capped.
+    Dropped: praise, repeats of ``already_posted`` fingerprints, and what ``rejected``
+    says the repository turned down before."""
     files = {d.path: d for d in diffs if d.hunks}
     seen = set(already_posted)
     kept: list[ReviewComment] = []
@@ -118,7 +121,12 @@ def validate_comments(
     dropped = 0
     for item in raw:
         comment = _coerce(item)
-        if comment is None or _is_praise(comment) or comment.fingerprint in seen:
+        if (
+            comment is None
+            or _is_praise(comment)
+            or comment.fingerprint in seen
+            or rejected(comment)
+        ):
             dropped += 1
             continue
         seen.add(comment.fingerprint)

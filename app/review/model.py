@@ -204,3 +204,22 @@ def _model_error(client: openai.OpenAI, exc: Exception) -> ReviewModelError:
     if isinstance(exc, openai.APIStatusError) and context_exceeded(exc):
         said += f" ({', '.join(PROMPT_SETTINGS)})"
     return ReviewModelError(said, status)
+
+
+def ask_text_model(
+    client: openai.OpenAI,
+    model: str,
+    prompt: ReviewPrompt,
+    max_tokens: int,
+    deadline: Deadline | None = None,
+) -> str:
+    """A plain-text answer (a reply in a PR's conversation), within ``deadline``."""
+    bounded = _bounded(client, deadline)
+    create: Any = bounded.chat.completions.create  # the messages are plain dicts
+    try:
+        response = create(
+            model=model, messages=prompt.messages(), temperature=0, max_tokens=max_tokens
+        )
+    except (openai.APIConnectionError, openai.APIStatusError) as exc:
+        raise _model_error(bounded, exc) from None
+    return (response.choices[0].message.content if response.choices else "") or ""

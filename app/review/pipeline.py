@@ -22,6 +22,7 @@ from app.retrieval.retrieve import ContextResult, retrieve_context
 from app.review.comments import ReviewComment, validate_comments
 from app.review.config import ReviewConfig
 from app.review.diff_text import FittedDiff, fit_diff, render_diff
+from app.review.feedback import Rejected
 from app.review.markdown import inert
 from app.review.model import ReviewFormatError, ReviewModelError, ask_review_model
 from app.review.prompt import REPAIR, ReviewPrompt, build_prompt
@@ -108,9 +109,11 @@ def run_review(
     prepared: PreparedReview,
     settings: Settings,
     already_posted: Iterable[str] = (),
+    rejected: Rejected | None = None,
 ) -> ReviewResult:
-    """Ask the review model and keep the comments GitHub will accept. All the model calls
-    (format probes, retries, the repair) end within the job's budget."""
+    """Ask the review model and keep the comments GitHub will accept, leaving out the
+    findings the repository ``rejected`` before. All the model calls (format probes,
+    retries, the repair) end within the job's budget."""
     deadline = Deadline(settings.llm_job_budget_seconds)
     answer = ask_review_model(
         client, settings.review_model, prepared.prompt, settings.review_max_tokens, deadline
@@ -138,7 +141,9 @@ def run_review(
     config = prepared.config
     wanted = [c for c in answer.review.comments if config.keeps(str(c.get("severity", "")).lower())]
     cap = settings.max_review_comments if config.max_comments is None else config.max_comments
-    checked = validate_comments(wanted, prepared.diffs, cap, already_posted)
+    checked = validate_comments(
+        wanted, prepared.diffs, cap, already_posted, (rejected or Rejected()).rejects
+    )
     return ReviewResult(
         summary=answer.review.summary,
         comments=checked.comments,

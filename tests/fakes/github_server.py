@@ -52,6 +52,12 @@ class FakeGitHub:
     reviews: list[dict[str, Any]] = field(default_factory=list)
     reactions: list[tuple[int, str]] = field(default_factory=list)
     comments: list[dict[str, Any]] = field(default_factory=list)  # on PR conversations
+    # inline review comments and replies, as GitHub lists them; reactions on them by
+    # comment id; the root comment ids of resolved review threads (GraphQL)
+    review_comments: list[dict[str, Any]] = field(default_factory=list)
+    review_reactions: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    resolved_threads: set[int] = field(default_factory=set)
+    bot_login: str = "reviewbot[bot]"
     check_runs: list[dict[str, Any]] = field(default_factory=list)
     requests: list[tuple[str, str]] = field(default_factory=list)
     tokens_issued: int = 0
@@ -199,6 +205,11 @@ class FakeGitHub:
             return self._hook(method, path, query)
         if not self._authorized(headers):
             return _json(401, {"message": "Bad credentials"})
+        if path == "/graphql" and method == "POST":
+            scripted = self._scripted(method, path)
+            if scripted:
+                return _json(scripted[0], {"message": "scripted failure"})
+            return self._graphql(json.loads(body))
         prefix = f"/repos/{self.full_name}"
         if not path.startswith(prefix):
             return _json(404, {"message": "Not Found"})
@@ -310,6 +321,18 @@ class FakeGitHub:
                 return _json(201, comment)
             mine = [c for c in self.comments if c["pr"] == number]
             return _json(200, mine if query.get("page", ["1"])[0] == "1" else [])
+        if m := re.fullmatch(r"/pulls/(\d+)/comments", rest):
+            number = int(m.group(1))
+            mine = [c for c in self.review_comments if c["pr"] == number]
+            return _json(200, mine if query.get("page", ["1"])[0] == "1" else [])
+        if m := re.fullmatch(r"/pulls/comments/(\d+)", rest):
+            found = [c for c in self.review_comments if c["id"] == int(m.group(1))]
+            return _json(200, found[0]) if found else _json(404, {"message": "Not Found"})
+        if m := re.fullmatch(r"/pulls/comments/(\d+)/reactions", rest):
+            listed = self.review_reactions.get(int(m.group(1)), [])
+            return _json(200, listed if query.get("page", ["1"])[0] == "1" else [])
+        if (m := re.fullmatch(r"/pulls/(\d+)/comments/(\d+)/replies", rest)) and method == "POST":
+            return self._reply(int(m.group(1)), int(m.group(2)), json.loads(body))
         if m := re.fullmatch(r"/issues/comments/(\d+)/reactions", rest):
             self.reactions.append((int(m.group(1)), json.loads(body)["content"]))
             return _json(201, {"id": 1})
@@ -366,8 +389,19 @@ class FakeGitHub:
                         "errors": ["Pull request review thread line must be part of the diff"],
                     },
                 )
+        review_id = 1000 + len(self.reviews)
+        for comment in data.get("comments", []):
+            self._add_review_comment(
+                number,
+                review_id,
+                comment["path"],
+                comment["line"],
+                comment["body"],
+                self.bot_login,
+                "Bot",
+            )
         review = {
-            "id": 1000 + len(self.reviews),
+            "id": review_id,
             "pr": number,
             "commit_id": data.get("commit_id"),
             "body": data.get("body", ""),
@@ -376,6 +410,94 @@ class FakeGitHub:
         }
         self.reviews.append(review)
         return _json(200, review)
+
+    def _add_review_comment(
+        self,
+        number: int,
+        review_id: int | None,
+        path: str,
+        line: int,
+        body: str,
+        login: str,
+        kind: str = "User",
+        in_reply_to: int | None = None,
+    ) -> dict[str, Any]:
+        """An inline comment as GitHub stores and lists it (``diff_hunk`` up to its line)."""
+        pr = self.pulls[number]
+        hunk = ""
+        for diff in parse_diff(self.git("diff", "-M", pr.base, pr.head)):
+            if diff.path == path:
+                for h in diff.hunks:
+                    if any(ln.new_no == line for ln in h.lines):
+                        shown = [ln for ln in h.lines if ln.new_no is None or ln.new_no <= line]
+                        hunk = "\n".join(f"{ln.kind}{ln.text}" for ln in shown)
+        comment = {
+            "id": 5000 + len(self.review_comments),
+            "pr": number,
+            "pull_request_review_id": review_id,
+            "path": path,
+            "line": line,
+            "side": "RIGHT",
+            "commit_id": pr.head,
+            "diff_hunk": hunk,
+            "body": body,
+            "user": {"login": login, "type": kind},
+        }
+        if in_reply_to is not None:
+            comment["in_reply_to_id"] = in_reply_to
+        self.review_comments.append(comment)
+        return comment
+
+    def add_reply(self, parent_id: int, body: str, login: str) -> dict[str, Any]:
+        """A person replies in the thread of review comment ``parent_id``."""
+        parent = next(c for c in self.review_comments if c["id"] == parent_id)
+        return self._add_review_comment(
+            parent["pr"], None, parent["path"], parent["line"], body, login, "User", parent_id
+        )
+
+    def _reply(
+        self, number: int, parent_id: int, data: dict[str, Any]
+    ) -> tuple[int, dict[str, str], bytes]:
+        """``POST /pulls/{n}/comments/{id}/replies``: only ``body``, on a top-level
+        comment of that PR (GitHub refuses replies to replies)."""
+        parent = next((c for c in self.review_comments if c["id"] == parent_id), None)
+        if parent is None or parent["pr"] != number:
+            return _json(404, {"message": "Not Found"})
+        if set(data) != {"body"} or not isinstance(data["body"], str) or not data["body"]:
+            return _json(422, {"message": "Validation Failed", "errors": ["body is required"]})
+        if "in_reply_to_id" in parent:
+            return _json(422, {"message": "Validation Failed", "errors": ["reply to a reply"]})
+        reply = self._add_review_comment(
+            number,
+            None,
+            parent["path"],
+            parent["line"],
+            data["body"],
+            self.bot_login,
+            "Bot",
+            parent_id,
+        )
+        return _json(201, reply)
+
+    def _graphql(self, data: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
+        """The one query reviewbot sends: a PR's review threads, resolved or not."""
+        query, variables = data.get("query", ""), data.get("variables") or {}
+        if "reviewThreads" not in query or not isinstance(variables.get("number"), int):
+            return _json(200, {"errors": [{"message": "unsupported query", "type": "TEST"}]})
+        roots = [
+            c
+            for c in self.review_comments
+            if c["pr"] == variables["number"] and "in_reply_to_id" not in c
+        ]
+        nodes = [
+            {
+                "isResolved": c["id"] in self.resolved_threads,
+                "comments": {"nodes": [{"databaseId": c["id"]}]},
+            }
+            for c in roots
+        ]
+        threads = {"pageInfo": {"hasNextPage": False, "endCursor": None}, "nodes": nodes}
+        return _json(200, {"data": {"repository": {"pullRequest": {"reviewThreads": threads}}}})
 
     def _files(self, pr: PullState) -> list[dict[str, Any]]:
         files = []

@@ -1,13 +1,13 @@
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine, inspect, text
 from sqlalchemy.engine import URL
 
-from app.db import migrate
+from app.db import migrate, vector_index
 from app.db.engine import DatabaseTarget, make_engine
 from app.db.migrate import include_object
-from app.db.models import Base
-from app.db.vector_index import INDEX_NAME
+from app.db.models import EMBEDDING_DIMS, Base
 
 OUR_TABLES = {
     "repositories",
@@ -17,6 +17,8 @@ OUR_TABLES = {
     "embedding_cache",
     "webhook_deliveries",
     "reviews",
+    "conversations",
+    "review_feedback",
 }
 
 
@@ -59,9 +61,46 @@ def test_models_and_migrations_do_not_drift(engine: Engine) -> None:
         assert compare_metadata(context, Base.metadata) == []
 
 
-def test_embedding_index_is_ivfflat_cosine(engine: Engine) -> None:
-    query = text("SELECT indexdef FROM pg_indexes WHERE indexname = :name")
+def test_migration_0007_gives_large_existing_repositories_their_own_index(
+    empty_database_url: URL, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_index, "EXACT_MAX_ROWS", 1_000)
+    engine = make_engine(DatabaseTarget(empty_database_url, False))
+    migrate.upgrade(engine, "0006")
+    vector = "[" + ",".join(["0.5"] * 4 + ["0"] * (EMBEDDING_DIMS - 4)) + "]"
+    with engine.begin() as conn:
+        repos = [
+            conn.execute(
+                text("INSERT INTO repositories (full_name) VALUES (:n) RETURNING id"), {"n": n}
+            ).scalar_one()
+            for n in ("o/large", "o/small")
+        ]
+        for repo, rows in zip(repos, (1_500, 20), strict=True):
+            file = conn.execute(
+                text(
+                    "INSERT INTO source_files (repository_id, path, content_hash, size_bytes)"
+                    " VALUES (:r, 'a.py', 'h', 1) RETURNING id"
+                ),
+                {"r": repo},
+            ).scalar_one()
+            conn.execute(
+                text(
+                    "INSERT INTO code_chunks (repository_id, source_file_id, file_path,"
+                    " start_line, end_line, chunk_type, raw_code, content_hash, embedding)"
+                    " SELECT :r, :f, 'a.py', 1, 1, 'function', 'pass', g::text,"
+                    " CAST(:v AS vector) FROM generate_series(1, :n) g"
+                ),
+                {"r": repo, "f": file, "v": vector, "n": rows},
+            )
+    migrate.upgrade(engine)
     with engine.connect() as conn:
-        indexdef = conn.execute(query, {"name": INDEX_NAME}).scalar_one()
-    assert "USING ivfflat" in indexdef
-    assert "vector_cosine_ops" in indexdef
+        names = set(conn.execute(text("SELECT indexname FROM pg_indexes")).scalars())
+    assert vector_index.index_name(repos[0]) in names
+    assert vector_index.index_name(repos[1]) not in names
+    assert "ix_code_chunks_embedding_ivfflat" not in names
+    migrate.downgrade(engine, "0006")
+    with engine.connect() as conn:
+        names = set(conn.execute(text("SELECT indexname FROM pg_indexes")).scalars())
+    assert "ix_code_chunks_embedding_ivfflat" in names
+    assert vector_index.index_name(repos[0]) not in names
+    engine.dispose()

@@ -1,12 +1,17 @@
-"""Real vectors through the real ivfflat index: the nearest rows come back."""
+"""Real vectors through real per-repository ivfflat indexes: the nearest rows come back,
+only from the repository asked about, exactly for small repositories."""
 
 import random
 
+import pytest
 from pgvector.sqlalchemy import Vector
-from sqlalchemy import Engine, bindparam, text
+from sqlalchemy import Connection, Engine, bindparam, text
 
+from app.db import vector_index
 from app.db.models import EMBEDDING_DIMS
-from app.db.vector_index import INDEX_NAME, current_lists, rebuild_if_needed, set_probes
+from app.db.vector_index import current_lists, index_name, rebuild_if_needed
+from app.retrieval.search import prepare_vector_search
+from app.retrieval.signals import vector_signals
 
 CLUSTERS = 12
 PER_CLUSTER = 250
@@ -21,8 +26,8 @@ def _near(center: list[float], rng: random.Random, spread: float) -> list[float]
     return _unit([c + rng.gauss(0, spread) for c in center])
 
 
-def _seed_rows(engine: Engine, rng: random.Random) -> dict[int, list[float]]:
-    """3,000 clustered vectors; returns id -> vector."""
+def _seed_repo(engine: Engine, rng: random.Random, name: str) -> tuple[int, dict[int, list[float]]]:
+    """3,000 clustered vectors in a new repository; returns its id and id -> vector."""
     centers = [_unit([rng.gauss(0, 1) for _ in range(EMBEDDING_DIMS)]) for _ in range(CLUSTERS)]
     vectors = [_near(c, rng, 0.02) for c in centers for _ in range(PER_CLUSTER)]
     insert = text(
@@ -32,7 +37,7 @@ def _seed_rows(engine: Engine, rng: random.Random) -> dict[int, list[float]]:
     ).bindparams(bindparam("embedding", type_=Vector(EMBEDDING_DIMS)))
     with engine.begin() as conn:
         repo = conn.execute(
-            text("INSERT INTO repositories (full_name) VALUES ('o/r') RETURNING id")
+            text("INSERT INTO repositories (full_name) VALUES (:n) RETURNING id"), {"n": name}
         ).scalar_one()
         file = conn.execute(
             text(
@@ -48,62 +53,94 @@ def _seed_rows(engine: Engine, rng: random.Random) -> dict[int, list[float]]:
                 for i, v in enumerate(vectors)
             ],
         )
-        ids = conn.execute(text("SELECT id FROM code_chunks ORDER BY id")).scalars().all()
-    return dict(zip(ids, vectors, strict=True))
+        ids = conn.execute(
+            text("SELECT id FROM code_chunks WHERE repository_id = :r ORDER BY id"), {"r": repo}
+        ).scalars()
+        return int(repo), dict(zip(ids, vectors, strict=True))
 
 
-def _search(engine: Engine, query: list[float], k: int, exact: bool) -> list[int]:
+def _exact(conn: Connection, repo: int, query: list[float], k: int) -> list[int]:
+    conn.execute(text("SET LOCAL enable_indexscan = off"))
     sql = text(
-        "SELECT id FROM code_chunks WHERE embedding_model = 'test'"
-        " ORDER BY embedding <=> :q LIMIT :k"
+        "SELECT id FROM code_chunks WHERE repository_id = :r ORDER BY embedding <=> :q LIMIT :k"
     ).bindparams(bindparam("q", type_=Vector(EMBEDDING_DIMS)))
+    return list(conn.execute(sql, {"r": repo, "q": query, "k": k}).scalars())
+
+
+def _app_search(engine: Engine, repo: int, query: list[float], k: int) -> list[int]:
     with engine.begin() as conn:
-        if exact:
-            conn.execute(text("SET LOCAL enable_indexscan = off"))
-        else:
-            set_probes(conn)
-            conn.execute(text("SET LOCAL enable_seqscan = off"))
-            conn.execute(text("SET LOCAL ivfflat.iterative_scan = relaxed_order"))
-        return list(conn.execute(sql, {"q": query, "k": k}).scalars())
+        prepare_vector_search(conn, repo)
+        return vector_signals(conn, repo, [query], "test", [], k)[0]
 
 
-def test_cosine_search_through_ivfflat_returns_nearest_rows(engine: Engine) -> None:
-    rng = random.Random(7)
-    rows = _seed_rows(engine, rng)
+def _plan(engine: Engine, repo: int, query: list[float]) -> str:
     with engine.begin() as conn:
-        assert rebuild_if_needed(conn) == 3  # 3,000 rows -> 3 lists
-        assert current_lists(conn) == 3
+        prepare_vector_search(conn, repo)
+        # at 3,000 rows sorting them all is cheaper: ask whether the index can serve
+        for scan in ("seqscan", "bitmapscan", "sort"):
+            conn.execute(text(f"SET LOCAL enable_{scan} = off"))
+        sql = text(
+            "EXPLAIN SELECT id FROM code_chunks c WHERE c.repository_id = :r ORDER BY"
+            f" {vector_index.cosine_distance('c.embedding', 'CAST(:q AS vector)')} LIMIT 5"
+        )
+        return "\n".join(conn.execute(sql, {"r": repo, "q": str(query).replace(" ", "")}).scalars())
 
-    ids = list(rows)
-    hits = 0
-    for target in rng.sample(ids, 10):
+
+def test_a_small_repository_gets_no_index_and_exact_answers(engine: Engine) -> None:
+    rng = random.Random(5)
+    repo, rows = _seed_repo(engine, rng, "o/small")
+    with engine.begin() as conn:
+        assert rebuild_if_needed(conn, repo) is None
+        assert current_lists(conn, repo) is None
+    for target in rng.sample(list(rows), 5):
         query = _near(rows[target], rng, 0.001)
-        approx = _search(engine, query, 10, exact=False)
-        exact = _search(engine, query, 10, exact=True)
-        assert approx[0] == target
-        assert exact[0] == target
+        with engine.begin() as conn:
+            exact = _exact(conn, repo, query, 10)
+        assert _app_search(engine, repo, query, 10) == exact
+
+
+def test_a_large_repository_gets_its_own_index_and_nearest_rows_come_back(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_index, "EXACT_MAX_ROWS", 2_000)
+    rng = random.Random(7)
+    repo, rows = _seed_repo(engine, rng, "o/large")
+    other, others = _seed_repo(engine, rng, "o/other")
+    with engine.begin() as conn:
+        assert rebuild_if_needed(conn, repo) == 3  # 3,000 rows -> 3 lists
+        assert current_lists(conn, repo) == 3
+        definition = conn.execute(
+            text("SELECT indexdef FROM pg_indexes WHERE indexname = :n"), {"n": index_name(repo)}
+        ).scalar_one()
+    assert "USING ivfflat" in definition and "halfvec_cosine_ops" in definition
+    assert f"WHERE (repository_id = {repo})" in definition
+
+    hits = 0
+    for target in rng.sample(list(rows), 10):
+        query = _near(rows[target], rng, 0.001)
+        approx = _app_search(engine, repo, query, 10)
+        with engine.begin() as conn:
+            exact = _exact(conn, repo, query, 10)
+        assert approx[0] == target == exact[0]
+        assert set(approx) <= set(rows)  # never another repository's rows
         hits += len(set(approx) & set(exact))
     assert hits / 100 >= 0.9  # recall@10 against exact search
 
+    query = next(iter(others.values()))
+    assert index_name(repo) in _plan(engine, repo, query)
+    assert index_name(repo) not in _plan(engine, other, query)  # the other is scanned exactly
+    assert set(_app_search(engine, other, query, 10)) <= set(others)
 
-def test_cosine_distance_is_served_by_the_ivfflat_index(engine: Engine) -> None:
-    """The index's opclass matches ``<=>``; with L2 ops the planner could not use it.
 
-    At 3,000 rows a sequential scan is cheaper, so it is switched off to ask the question.
-    """
-    rng = random.Random(3)
-    rows = _seed_rows(engine, rng)
-    query = next(iter(rows.values()))
+def test_the_index_goes_when_the_repository_shrinks_below_half_the_threshold(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_index, "EXACT_MAX_ROWS", 2_000)
+    repo, rows = _seed_repo(engine, random.Random(3), "o/shrinks")
     with engine.begin() as conn:
-        rebuild_if_needed(conn)
-        set_probes(conn)
-        conn.execute(text("SET LOCAL enable_seqscan = off"))
-        plan = "\n".join(
-            conn.execute(
-                text(
-                    "EXPLAIN SELECT id FROM code_chunks ORDER BY embedding <=> :q LIMIT 5"
-                ).bindparams(bindparam("q", type_=Vector(EMBEDDING_DIMS))),
-                {"q": query},
-            ).scalars()
+        assert rebuild_if_needed(conn, repo) == 3
+        conn.execute(
+            text("DELETE FROM code_chunks WHERE id = ANY(:ids)"), {"ids": list(rows)[:2_100]}
         )
-    assert INDEX_NAME in plan
+        assert rebuild_if_needed(conn, repo) is None
+        assert current_lists(conn, repo) is None

@@ -1,6 +1,9 @@
+import math
+
 import pytest
 
-from app.db.vector_index import ideal_lists, needs_rebuild, probes_for
+from app.db import vector_index
+from app.db.vector_index import EXACT_MAX_ROWS, ideal_lists, probes_for, wanted_lists
 
 
 @pytest.mark.parametrize(
@@ -19,21 +22,34 @@ def test_ideal_lists_follows_pgvector_advice(rows: int, lists: int) -> None:
     assert ideal_lists(rows) == lists
 
 
-@pytest.mark.parametrize(("lists", "probes"), [(1, 1), (4, 2), (100, 10), (1000, 32)])
-def test_probes_is_sqrt_of_lists(lists: int, probes: int) -> None:
-    assert probes_for(lists) == probes
+@pytest.mark.parametrize("lists", [1, 4, 100, 1000, 2000])
+def test_probes_scale_with_the_root_of_lists_and_never_exceed_them(lists: int) -> None:
+    probes = probes_for(lists)
+    assert 1 <= probes <= lists
+    if lists >= 100:
+        assert probes == round(vector_index.PROBES_FACTOR * math.sqrt(lists))
+
+
+def test_small_repositories_are_searched_exactly_and_large_ones_get_an_index() -> None:
+    assert wanted_lists(None, 0) is None
+    assert wanted_lists(None, EXACT_MAX_ROWS) is None
+    assert wanted_lists(None, EXACT_MAX_ROWS + 1) == ideal_lists(EXACT_MAX_ROWS + 1)
+
+
+def test_an_index_is_dropped_only_below_half_the_threshold() -> None:
+    lists = ideal_lists(EXACT_MAX_ROWS + 1)
+    assert wanted_lists(lists, EXACT_MAX_ROWS // 2) is not None  # no flapping near the line
+    assert wanted_lists(lists, EXACT_MAX_ROWS // 2 - 1) is None
 
 
 def test_rebuild_only_when_off_by_a_factor_of_two() -> None:
-    assert not needs_rebuild(current_lists=1, rows=1_500)  # ideal 1
-    assert needs_rebuild(current_lists=1, rows=2_000)  # ideal 2
-    assert not needs_rebuild(current_lists=10, rows=15_000)  # ideal 15
-    assert needs_rebuild(current_lists=10, rows=20_000)  # ideal 20
-    assert needs_rebuild(current_lists=10, rows=5_000)  # ideal 5: shrunk by half
-    assert not needs_rebuild(current_lists=10, rows=6_000)
+    assert wanted_lists(100, 150_000) == 100  # ideal 150
+    assert wanted_lists(100, 200_000) == 200
+    assert wanted_lists(100, 60_000) == 100  # ideal 60
+    assert wanted_lists(100, 50_000) == 50  # shrunk by half
 
 
-def test_build_memory_grows_with_lists() -> None:
+def test_build_memory_grows_with_lists_within_bounds() -> None:
     from app.db.vector_index import build_memory_mb
 
     assert build_memory_mb(1) == 128

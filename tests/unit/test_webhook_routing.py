@@ -31,7 +31,9 @@ def test_other_review_triggers(name: str) -> None:
 def test_closed_prs_are_not_reviewed_and_drafts_are_left_to_the_job() -> None:
     """Whether a draft is reviewed is the repository's setting (``drafts`` in its
     ``.reviewbot.toml``, else REVIEWBOT_REVIEW_DRAFTS), which the job reads."""
-    assert jobs("pull_request", "pull_request.closed") == []
+    [closed] = jobs("pull_request", "pull_request.closed")
+    assert closed.task == "collect_feedback"  # not a review: what people made of ours
+    assert closed.args["pr_number"] == 2 and closed.lock == closed.queueing_lock
     [draft] = jobs("pull_request", "pull_request.opened", **{"pull_request.draft": True})
     assert draft.task == "review_pull_request"
 
@@ -79,6 +81,34 @@ def test_review_command_on_a_pr_comment() -> None:
         )
         == []
     )
+
+
+def test_ask_on_a_pr_comment_and_replies_in_review_threads() -> None:
+    pr_issue = {"url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/1"}
+    [ask] = jobs(
+        "issue_comment",
+        "issue_comment.created",
+        **{"comment.body": "/ask what does this do?", "issue.pull_request": pr_issue},
+    )
+    assert ask.task == "answer_question" and ask.args["question"] == "what does this do?"
+    assert ask.lock == "ask:Codertocat/Hello-World#1"
+    from_a_bot = {"comment.body": "/ask hi", "issue.pull_request": pr_issue}
+    assert (
+        jobs("issue_comment", "issue_comment.created", **from_a_bot, **{"comment.user.type": "Bot"})
+        == []
+    )
+
+    name = "pull_request_review_comment.created"
+    installed = {"installation": {"id": 1}}
+    assert jobs("pull_request_review_comment", name, **installed) == []  # not a reply
+    [reply] = jobs(
+        "pull_request_review_comment", name, **installed, **{"comment.in_reply_to_id": 99}
+    )
+    assert reply.task == "answer_reply"
+    assert (reply.args["parent_id"], reply.args["comment_id"]) == (99, 284312630)
+    assert reply.args["said"] == "Maybe you should use more emoji on this line."
+    bot = {**installed, "comment.in_reply_to_id": 99, "comment.user.login": "reviewbot[bot]"}
+    assert jobs("pull_request_review_comment", name, **bot) == []
 
 
 def test_ping_and_unknown_events_ask_for_nothing() -> None:

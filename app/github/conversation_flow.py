@@ -1,0 +1,225 @@
+"""Answer questions in a pull request: ``/ask <question>`` comments, and replies to the
+bot's own inline comments (answered in the same thread).
+
+Anyone with read access may ask. Each question is answered once: a ``conversations``
+row is claimed before the model is asked, and the answer carries a marker that a retry
+looks for before posting again. A PR gets at most ``REVIEWBOT_ASK_LIMIT_PER_HOUR``
+answers an hour; the first question over the limit gets a polite note, later ones none.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from sqlalchemy import text
+
+from app.diff.parse import parse_diff
+from app.github.client import PullRequest, RepoApi, permalinks
+from app.github.review_flow import ensure_indexed, repository_review_config
+from app.indexing.embedder import select_embedder
+from app.indexing.store import repository_id
+from app.jobs.queue import Runtime
+from app.llm.client import make_openai_client
+from app.llm.pacing import Deadline
+from app.llm.tokens import token_counter
+from app.logs import kv
+from app.retrieval.retrieve import retrieve_for_question
+from app.review.conversation import (
+    Question,
+    answer_markdown,
+    answer_marker,
+    answer_prompt,
+    limited_message,
+)
+from app.review.diff_text import fit_diff, render_diff
+from app.review.feedback import finding_of, title_of
+from app.review.model import ask_text_model
+
+log = logging.getLogger(__name__)
+READ_PERMISSIONS = {"admin", "maintain", "write", "triage", "read"}
+_HIDDEN = re.compile(r"<!--.*?-->", re.S)
+
+
+def answer_question(
+    run: Runtime,
+    repo: str,
+    installation_id: int,
+    pr_number: int,
+    question: str,
+    user: str | None,
+    comment_id: int,
+) -> str:
+    """Answer ``/ask <question>`` as a PR comment; returns what happened."""
+    api = RepoApi(run.github.installation(installation_id), repo)
+    if not user or api.permission(user) not in READ_PERMISSIONS:
+        return "refused"
+    state, repo_id = _claim(run, repo, installation_id, pr_number, "ask", comment_id)
+    if state != "go":
+        if state == "limited":
+            api.comment(pr_number, limited_message(run.settings.ask_limit_per_hour, user))
+        return state
+    if any(
+        answer_marker(comment_id) in (c.get("body") or "") for c in api.issue_comments(pr_number)
+    ):
+        _finish(run, repo_id, "ask", comment_id, "answered", None)
+        return "reconciled"
+    api.react(comment_id, "eyes")
+    pr = api.pull(pr_number)
+    body = _answer(run, api, repo, pr, Question(question, user), question, comment_id)
+    if body is None:
+        _finish(run, repo_id, "ask", comment_id, "skipped", None)
+        return "no model"
+    _finish(run, repo_id, "ask", comment_id, "answered", api.comment(pr_number, body))
+    return "answered"
+
+
+def answer_reply(
+    run: Runtime,
+    repo: str,
+    installation_id: int,
+    pr_number: int,
+    comment_id: int,
+    parent_id: int,
+    said: str,
+    user: str | None,
+) -> str:
+    """Answer a reply to one of the bot's inline comments, in that thread."""
+    api = RepoApi(run.github.installation(installation_id), repo)
+    parent = api.review_comment(parent_id)
+    if parent is None or finding_of(parent.get("body") or "") is None:
+        return "not ours"
+    if not user or api.permission(user) not in READ_PERMISSIONS:
+        return "refused"
+    state, repo_id = _claim(run, repo, installation_id, pr_number, "reply", comment_id)
+    if state != "go":
+        if state == "limited":
+            api.reply(pr_number, parent_id, limited_message(run.settings.ask_limit_per_hour, user))
+        return state
+    thread = [
+        c
+        for c in api.review_comments(pr_number)
+        if c.get("id") == parent_id or c.get("in_reply_to_id") == parent_id
+    ]
+    if any(answer_marker(comment_id) in (c.get("body") or "") for c in thread):
+        _finish(run, repo_id, "reply", comment_id, "answered", None)
+        return "reconciled"
+    question = Question(
+        said,
+        user,
+        code=str(parent.get("diff_hunk") or ""),
+        thread=tuple(
+            _said(c) for c in sorted(thread, key=lambda c: c["id"]) if c["id"] != comment_id
+        ),
+    )
+    pr = api.pull(pr_number)
+    body = _answer(run, api, repo, pr, question, f"{title_of(parent['body'])} {said}", comment_id)
+    if body is None:
+        _finish(run, repo_id, "reply", comment_id, "skipped", None)
+        return "no model"
+    _finish(run, repo_id, "reply", comment_id, "answered", api.reply(pr_number, parent_id, body))
+    return "answered"
+
+
+def _said(comment: dict[str, Any]) -> tuple[str, str]:
+    who = str((comment.get("user") or {}).get("login") or "someone")
+    return who, _HIDDEN.sub("", str(comment.get("body") or "")).strip()
+
+
+def _answer(
+    run: Runtime,
+    api: RepoApi,
+    repo: str,
+    pr: PullRequest,
+    question: Question,
+    query: str,
+    question_id: int,
+) -> str | None:
+    """The answer's Markdown, from the PR's diff and the index searched for ``query``;
+    None when no model is configured."""
+    if not run.settings.llm_configured:
+        log.warning(kv("answer.skipped", repo=repo, pr=pr.number, reason="no LLM configured"))
+        return None
+    config = repository_review_config(api, pr.number)
+    ensure_indexed(run, api, repo, pr.base_sha)
+    diffs = [d for d in parse_diff(api.pull_diff(pr.number)) if not config.excluded(d.path)]
+    counter = token_counter()
+    fitted = fit_diff(diffs, counter.usable(run.settings.diff_token_budget), counter.count)
+    context = retrieve_for_question(
+        run.engine, repo, query, select_embedder(run.settings), run.settings
+    )
+    prompt = answer_prompt(question, pr.title, render_diff(fitted.files), context, config.language)
+    answer = ask_text_model(
+        make_openai_client(run.settings),
+        run.settings.review_model,
+        prompt,
+        run.settings.answer_max_tokens,
+        Deadline(run.settings.llm_job_budget_seconds),
+    )
+    link = permalinks(run.settings.github_api_url, repo, pr.head_sha)
+    return answer_markdown(answer, context, [d.path for d in diffs], link, question_id)
+
+
+def _claim(
+    run: Runtime, repo: str, installation_id: int, pr_number: int, kind: str, question_id: int
+) -> tuple[str, int]:
+    """Claim the question: ``go`` (answer it), ``done`` (answered or refused before),
+    ``limited`` (over the hourly limit: say so) or ``quiet`` (over it, and said)."""
+    with run.engine.begin() as conn:
+        repo_id = int(repository_id(conn, repo, installation_id=installation_id))
+        conn.execute(
+            text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": f"ask:{repo}#{pr_number}"}
+        )
+        status = conn.execute(
+            text(
+                "SELECT status FROM conversations"
+                " WHERE repository_id = :r AND kind = :k AND question_id = :q"
+            ),
+            {"r": repo_id, "k": kind, "q": question_id},
+        ).scalar()
+        if status == "answering":
+            return "go", repo_id  # a retry: the marker check decides
+        if status is not None:
+            return "done", repo_id
+        recent: dict[bool, int] = dict(
+            conn.execute(
+                text(
+                    "SELECT status = 'limited', count(*) FROM conversations"
+                    " WHERE repository_id = :r AND pr_number = :p"
+                    " AND created_at > now() - interval '1 hour' GROUP BY 1"
+                ),
+                {"r": repo_id, "p": pr_number},
+            ).all()
+        )
+        over = recent.get(False, 0) >= run.settings.ask_limit_per_hour
+        conn.execute(
+            text(
+                "INSERT INTO conversations (repository_id, pr_number, kind, question_id, status)"
+                " VALUES (:r, :p, :k, :q, :s)"
+            ),
+            {
+                "r": repo_id,
+                "p": pr_number,
+                "k": kind,
+                "q": question_id,
+                "s": "limited" if over else "answering",
+            },
+        )
+    if over:
+        log.info(kv("answer.limited", repo=repo, pr=pr_number, kind=kind))
+        return ("quiet" if recent.get(True) else "limited"), repo_id
+    return "go", repo_id
+
+
+def _finish(
+    run: Runtime, repo_id: int, kind: str, question_id: int, status: str, answer_id: int | None
+) -> None:
+    with run.engine.begin() as conn:
+        conn.execute(
+            text(
+                "UPDATE conversations SET status = :s, answer_id = coalesce(:a, answer_id)"
+                " WHERE repository_id = :r AND kind = :k AND question_id = :q"
+            ),
+            {"s": status, "a": answer_id, "r": repo_id, "k": kind, "q": question_id},
+        )

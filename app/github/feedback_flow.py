@@ -1,0 +1,64 @@
+"""When a PR closes, read what people made of the bot's inline comments (reactions, and
+whether each thread was resolved) and record it for the repository's next reviews."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from app.db.review_feedback import FeedbackRow, record_feedback
+from app.github.client import RepoApi
+from app.indexing.store import repository_id
+from app.jobs.queue import Runtime
+from app.logs import kv
+from app.review.feedback import finding_of, title_key, title_of, verdict
+
+log = logging.getLogger(__name__)
+
+
+def collect_feedback(run: Runtime, repo: str, installation_id: int, pr_number: int) -> int:
+    """Record feedback on each of the bot's comments on the PR; returns how many."""
+    api = RepoApi(run.github.installation(installation_id), repo)
+    ours = [
+        c
+        for c in api.review_comments(pr_number)
+        if "in_reply_to_id" not in c and finding_of(str(c.get("body") or ""))
+    ]
+    if not ours:
+        return 0
+    resolved = api.resolved_threads(pr_number)
+    rows = [_row(api, pr_number, c, c["id"] in resolved) for c in ours]
+    with run.engine.begin() as conn:
+        record_feedback(conn, repository_id(conn, repo, installation_id=installation_id), rows)
+    verdicts = [r.verdict for r in rows]
+    log.info(
+        kv(
+            "feedback.recorded",
+            repo=repo,
+            pr=pr_number,
+            accepted=verdicts.count("accepted"),
+            rejected=verdicts.count("rejected"),
+        )
+    )
+    return len(rows)
+
+
+def _row(api: RepoApi, pr_number: int, comment: dict[str, Any], resolved: bool) -> FeedbackRow:
+    body = str(comment.get("body") or "")
+    people = [
+        r.get("content")
+        for r in api.review_comment_reactions(comment["id"])
+        if (r.get("user") or {}).get("type") != "Bot"
+    ]
+    up, down = people.count("+1"), people.count("-1")
+    return FeedbackRow(
+        pr_number=pr_number,
+        comment_id=int(comment["id"]),
+        fingerprint=finding_of(body) or "",
+        title_key=title_key(title_of(body)),
+        path=str(comment.get("path") or ""),
+        thumbs_up=up,
+        thumbs_down=down,
+        resolved=resolved,
+        verdict=verdict(up, down, resolved),
+    )
