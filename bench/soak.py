@@ -45,6 +45,7 @@ from app.db.embedded import PGDATA_DIRNAME, start_embedded_server  # noqa: E402
 from app.db.engine import DatabaseTarget, make_engine  # noqa: E402
 from app.db.migrate import upgrade  # noqa: E402
 from tests.fakes.github_server import FakeGitHub, PullState, running_fake_github  # noqa: E402
+from tests.fakes.loopback import free_port  # noqa: E402
 from tests.fakes.openai_server import running_fake_openai  # noqa: E402
 from tests.keys import rsa_key_pair  # noqa: E402
 from tests.shop_repo import make_history, review_reply  # noqa: E402
@@ -139,7 +140,7 @@ def main() -> None:
             llm.chat_reply = review_reply
             for n in range(1, PRS + 1):
                 github.pulls[n] = PullState(n, base_sha, head)
-            port = _free_port()
+            port = free_port()
             github.webhook_url = f"http://127.0.0.1:{port}/webhooks/github"
             github.webhook_secret = SECRET
             env = {
@@ -331,14 +332,6 @@ def report(
         f"acknowledgement latency (answered): p50 {p50:.1f} ms, p99 {p99:.1f} ms,"
         f" max {worst:.1f} ms"
     )
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 if __name__ == "__main__":

@@ -17,9 +17,8 @@ from sqlalchemy import text
 
 from app.diff.parse import parse_diff
 from app.github.client import PullRequest, RepoApi, permalinks
-from app.github.review_flow import ensure_indexed, repository_review_config
+from app.github.review_flow import ensure_indexed, locked_repository, repository_review_config
 from app.indexing.embedder import select_embedder
-from app.indexing.store import repository_id
 from app.jobs.queue import Runtime
 from app.llm.client import make_openai_client
 from app.llm.pacing import Deadline
@@ -52,6 +51,8 @@ def answer_question(
     comment_id: int,
 ) -> str:
     """Answer ``/ask <question>`` as a PR comment; returns what happened."""
+    if run.settings.ask_limit_per_hour == 0:
+        return "off"
     api = RepoApi(run.github.installation(installation_id), repo)
     if not user or api.permission(user) not in READ_PERMISSIONS:
         return "refused"
@@ -86,6 +87,8 @@ def answer_reply(
     user: str | None,
 ) -> str:
     """Answer a reply to one of the bot's inline comments, in that thread."""
+    if run.settings.ask_limit_per_hour == 0:
+        return "off"
     api = RepoApi(run.github.installation(installation_id), repo)
     parent = api.review_comment(parent_id)
     if parent is None or finding_of(parent.get("body") or "") is None:
@@ -167,10 +170,7 @@ def _claim(
     """Claim the question: ``go`` (answer it), ``done`` (answered or refused before),
     ``limited`` (over the hourly limit: say so) or ``quiet`` (over it, and said)."""
     with run.engine.begin() as conn:
-        repo_id = int(repository_id(conn, repo, installation_id=installation_id))
-        conn.execute(
-            text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": f"ask:{repo}#{pr_number}"}
-        )
+        repo_id = locked_repository(conn, repo, installation_id, f"ask:{repo}#{pr_number}")
         status = conn.execute(
             text(
                 "SELECT status FROM conversations"

@@ -266,9 +266,10 @@ def on_comment(ctx: EventContext) -> list[Job]:
     body = str(comment.get("body", ""))
     command = COMMANDS.get(body.strip())
     question = parse_ask(body)
+    if question is not None and _from_a_bot(comment):
+        question = None
     if (
-        (command is None and question is None)
-        or _from_a_bot(comment)
+        (command is None and not question)
         or not issue.get("pull_request")
         or not isinstance(issue.get("number"), int)
         or ctx.repo is None
@@ -276,7 +277,7 @@ def on_comment(ctx: EventContext) -> list[Job]:
     ):
         return []
     user = (comment.get("user") or {}).get("login")
-    if question is not None:
+    if question:
         return [
             conversation_job(
                 "answer_question",

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import Connection, text
 
 from app.db.review_feedback import rejected_findings
 from app.diff.parse import parse_diff
@@ -29,7 +29,7 @@ from app.logs import kv
 from app.review.comments import ReviewComment
 from app.review.config import ReviewConfig, parse_review_config
 from app.review.feedback import finding_marker
-from app.review.markdown import inert
+from app.review.markdown import inert, link_citations
 from app.review.model import ReviewFormatError
 from app.review.pipeline import (
     PreparedReview,
@@ -189,10 +189,7 @@ def _claim(
     """Record the intent to review ``head``. Returns (repository id or None when this head
     is already reviewed, the last reviewed head of the PR, fingerprints already posted)."""
     with run.engine.begin() as conn:
-        repo_id = repository_id(conn, repo, installation_id=installation_id)
-        conn.execute(
-            text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": f"review:{repo}#{pr_number}"}
-        )
+        repo_id = locked_repository(conn, repo, installation_id, f"review:{repo}#{pr_number}")
         status = conn.execute(
             text(
                 "SELECT status FROM reviews"
@@ -226,6 +223,14 @@ def _claim(
             {"r": repo_id, "p": pr_number, "b": base, "h": head},
         )
     return int(repo_id), previous, list(posted)
+
+
+def locked_repository(conn: Connection, repo: str, installation_id: int, key: str) -> int:
+    """The repository's id, with ``key`` locked until the transaction ends: one claim at
+    a time per review or question."""
+    repo_id = int(repository_id(conn, repo, installation_id=installation_id))
+    conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": key})
+    return repo_id
 
 
 def _already_on_github(api: RepoApi, pr_number: int, head: str) -> bool:
@@ -263,7 +268,11 @@ def _post(
 ) -> tuple[int, list[ReviewComment]]:
     """Post one review; if GitHub refuses the inline comments (422), post them in the body."""
     body = summary_markdown(result, prepared, permalink) + "\n\n" + marker(head)
-    comments = [inline_comment(c) for c in result.comments]
+    context_paths = {c.file_path for c in prepared.context.context}
+    comments = [
+        inline_comment(c, lambda text: link_citations(text, context_paths, permalink))
+        for c in result.comments
+    ]
     try:
         return api.create_review(pr_number, head, body, comments), result.comments
     except GitHubError as exc:
@@ -277,9 +286,12 @@ def _post(
     return api.create_review(pr_number, head, fallback, []), result.comments
 
 
-def inline_comment(comment: ReviewComment) -> dict[str, Any]:
-    """The body GitHub gets for one finding; its marker lets feedback find it later."""
-    body = f"**{comment.severity}: {inert(comment.title)}**\n\n{inert(comment.body)}"
+def inline_comment(
+    comment: ReviewComment, cite: Callable[[str], str] = lambda text: text
+) -> dict[str, Any]:
+    """The body GitHub gets for one finding: made inert, with ``cite`` linking the code
+    elsewhere it cites; its marker lets feedback find it later."""
+    body = f"**{comment.severity}: {inert(comment.title)}**\n\n{cite(inert(comment.body))}"
     if comment.suggestion:
         body += f"\n\n```suggestion\n{comment.suggestion}\n```"
     body += f"\n\n{finding_marker(comment.fingerprint)}"

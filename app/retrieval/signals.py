@@ -73,7 +73,7 @@ def lexical_signals(
     rows = conn.execute(
         text(
             "SELECT q.ord, hit.id FROM unnest(CAST(:qs AS text[])) WITH ORDINALITY AS q(t, ord)"
-            " CROSS JOIN LATERAL (SELECT c.id, ts_rank_cd(c.search_tsv, query) AS rank"
+            " CROSS JOIN LATERAL (SELECT c.id, ts_rank(c.search_tsv, query) AS rank"
             "  FROM code_chunks c, to_tsquery('simple', q.t) query"
             "  WHERE q.t <> '' AND c.repository_id = :r AND c.search_tsv @@ query"
             "  AND NOT (c.id = ANY(CAST(:ex AS bigint[])))"

@@ -13,7 +13,7 @@ from string import Template
 
 from app.llm.redact import redact_secrets
 from app.retrieval.ranking import ContextChunk, render_context_block
-from app.review.markdown import inert
+from app.review.markdown import inert, link_citations
 from app.review.prompt import ReviewPrompt, data_fence
 
 SYSTEM = resources.files("app.review").joinpath("prompts/answer_system.txt").read_text("utf-8")
@@ -36,7 +36,8 @@ class Question:
 
 
 def parse_ask(body: str) -> str | None:
-    """The question of an ``/ask <question>`` comment; None for any other comment."""
+    """The question of an ``/ask <question>`` comment ('' for a bare ``/ask``, which is
+    not answered); None for any other comment."""
     found = ASK.match(body.strip())
     if found is None:
         return None
@@ -80,28 +81,6 @@ def answer_prompt(
         question=text or "(empty)",
     )
     return ReviewPrompt(SYSTEM, user)
-
-
-def link_citations(
-    text: str, paths: Iterable[str], permalink: Callable[[str, int, int], str]
-) -> str:
-    """``path:line`` and ``path:start-end`` (bare or in backticks) for a known ``path``
-    become links to those lines."""
-    known = sorted(set(paths), key=len, reverse=True)
-    if not known:
-        return text
-    names = "|".join(re.escape(p) for p in known)
-    cite = re.compile(rf"(`?)(?<![\w/.-])({names}):(\d+)(?:-(\d+))?\1(?![\w/])")
-
-    def link(found: re.Match[str]) -> str:
-        path, start = found.group(2), int(found.group(3))
-        end = int(found.group(4) or start)
-        if end < start:
-            return found.group(0)
-        shown = f"{path}:{start}" + (f"-{end}" if end != start else "")
-        return f"[`{shown}`]({permalink(path, start, end)})"
-
-    return cite.sub(link, text)
 
 
 def answer_markdown(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -24,18 +23,13 @@ from app.api.main import create_app
 from app.config import Settings
 from tests.conftest import GITHUB_INSTALLATION, GITHUB_REPO
 from tests.fakes.github_server import FakeGitHub
+from tests.fakes.loopback import free_port
 from tests.fakes.openai_server import CHAT, FakeOpenAI
 from tests.processes import clean_env
 from tests.shop_repo import review_reply
 from tests.webhooks import headers, payload
 
 SECRET = "whsec-test-0123456789"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextmanager

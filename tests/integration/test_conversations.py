@@ -117,3 +117,11 @@ def test_feedback_is_retried_when_github_fails(answering: Runtime, github: FakeG
     with pytest.raises(GitHubError):
         collect_feedback(answering, GITHUB_REPO, GITHUB_INSTALLATION, 7)
     assert collect_feedback(answering, GITHUB_REPO, GITHUB_INSTALLATION, 7) == 1
+
+
+def test_a_limit_of_zero_turns_questions_off_without_a_word(
+    answering: Runtime, github: FakeGitHub
+) -> None:
+    off = Runtime(answering.settings.model_copy(update={"ask_limit_per_hour": 0}), answering.engine)
+    assert _ask(off) == "off"
+    assert github.comments == [] and github.reactions == []

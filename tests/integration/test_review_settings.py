@@ -123,7 +123,7 @@ def test_the_review_shows_its_evidence_and_nothing_the_model_wrote_can_ping_or_i
             said = said.replace(
                 "Applies coupon discounts at checkout.",
                 "Applies coupons. cc @octocat <img src=x onerror=alert(1)>",
-            ).replace("apply_discount takes", "@admins: apply_discount takes")
+            ).replace("apply_discount takes", "@admins: apply_discount (shop/pricing.py:4-6) takes")
         return said
 
     fake_openai.chat_reply = reply
@@ -140,4 +140,6 @@ def test_the_review_shows_its_evidence_and_nothing_the_model_wrote_can_ping_or_i
         ).scalar_one()
     link = f"{web_url(run.settings.github_api_url)}/{GITHUB_REPO}/blob/{commit}/shop/pricing.py#L"
     assert link in used  # the callee, at the lines of the commit the index holds
+    # the inline comment that depends on it links to it
+    assert f"[`shop/pricing.py:4-6`]({link}4-L6)" in review["comments"][0]["body"]
     assert "`apply_discount` (linked" in used

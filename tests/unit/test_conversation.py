@@ -6,9 +6,9 @@ from app.review.conversation import (
     Question,
     answer_markdown,
     answer_prompt,
-    link_citations,
     parse_ask,
 )
+from app.review.markdown import link_citations
 
 
 def link(path: str, start: int, end: int) -> str:

@@ -92,6 +92,8 @@ def test_ask_on_a_pr_comment_and_replies_in_review_threads() -> None:
     )
     assert ask.task == "answer_question" and ask.args["question"] == "what does this do?"
     assert ask.lock == "ask:Codertocat/Hello-World#1"
+    bare = {"comment.body": "/ask  ", "issue.pull_request": pr_issue}
+    assert jobs("issue_comment", "issue_comment.created", **bare) == []
     from_a_bot = {"comment.body": "/ask hi", "issue.pull_request": pr_issue}
     assert (
         jobs("issue_comment", "issue_comment.created", **from_a_bot, **{"comment.user.type": "Bot"})
