@@ -373,9 +373,14 @@ def _query_repositories(sizes: list[int], queries: int) -> dict[int, int]:
     """Which repositories are queried, how often: every large one, and a spread of the tail."""
     if len(sizes) == 1:
         return {0: queries}
-    order = sorted(range(len(sizes)), key=lambda n: -sizes[n])
+    order = _largest(sizes)
     picked = order[:5] + order[5::20]
     return {n: max(1, queries // len(picked)) for n in picked}
+
+
+def _largest(sizes: list[int]) -> list[int]:
+    """Repository numbers, largest first."""
+    return sorted(range(len(sizes)), key=lambda n: -sizes[n])
 
 
 def _repo_ids(conn: Connection) -> dict[int, int]:
@@ -431,11 +436,7 @@ def _one_pr(
     conn: Connection, ids: dict[int, int], sizes: list[int], corpus: Corpus, pr: int
 ) -> float:
     """The app's per-PR database work for 20 changed functions of one repository."""
-    n = (
-        pr % len(sizes)
-        if len(sizes) == 1
-        else sorted(range(len(sizes)), key=lambda i: -sizes[i])[pr % 5]
-    )
+    n = _largest(sizes)[pr % min(5, len(sizes))]  # the largest repositories, in turn
     repo_id = ids[n]
     rows = conn.execute(
         text(

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import text
@@ -54,26 +56,16 @@ def answer_question(
     if run.settings.ask_limit_per_hour == 0:
         return "off"
     api = RepoApi(run.github.installation(installation_id), repo)
-    if not user or api.permission(user) not in READ_PERMISSIONS:
-        return "refused"
-    state, repo_id = _claim(run, repo, installation_id, pr_number, "ask", comment_id)
+    asked = _Asked(run, repo, installation_id, pr_number, "ask", comment_id)
+    state = asked.admit(api, user, lambda body: api.comment(pr_number, body))
     if state != "go":
-        if state == "limited":
-            api.comment(pr_number, limited_message(run.settings.ask_limit_per_hour, user))
         return state
-    if any(
-        answer_marker(comment_id) in (c.get("body") or "") for c in api.issue_comments(pr_number)
-    ):
-        _finish(run, repo_id, "ask", comment_id, "answered", None)
+    if asked.reconciled(api.issue_comments(pr_number)):
         return "reconciled"
     api.react(comment_id, "eyes")
     pr = api.pull(pr_number)
-    body = _answer(run, api, repo, pr, Question(question, user), question, comment_id)
-    if body is None:
-        _finish(run, repo_id, "ask", comment_id, "skipped", None)
-        return "no model"
-    _finish(run, repo_id, "ask", comment_id, "answered", api.comment(pr_number, body))
-    return "answered"
+    body = _answer(run, api, repo, pr, Question(question, str(user)), question, comment_id)
+    return asked.deliver(body, lambda body: api.comment(pr_number, body))
 
 
 def answer_reply(
@@ -93,36 +85,90 @@ def answer_reply(
     parent = api.review_comment(parent_id)
     if parent is None or finding_of(parent.get("body") or "") is None:
         return "not ours"
-    if not user or api.permission(user) not in READ_PERMISSIONS:
-        return "refused"
-    state, repo_id = _claim(run, repo, installation_id, pr_number, "reply", comment_id)
+
+    def post(body: str) -> int:
+        return api.reply(pr_number, parent_id, body)
+
+    asked = _Asked(run, repo, installation_id, pr_number, "reply", comment_id)
+    state = asked.admit(api, user, post)
     if state != "go":
-        if state == "limited":
-            api.reply(pr_number, parent_id, limited_message(run.settings.ask_limit_per_hour, user))
         return state
     thread = [
         c
         for c in api.review_comments(pr_number)
         if c.get("id") == parent_id or c.get("in_reply_to_id") == parent_id
     ]
-    if any(answer_marker(comment_id) in (c.get("body") or "") for c in thread):
-        _finish(run, repo_id, "reply", comment_id, "answered", None)
+    if asked.reconciled(thread):
         return "reconciled"
     question = Question(
         said,
-        user,
+        str(user),
         code=str(parent.get("diff_hunk") or ""),
         thread=tuple(
             _said(c) for c in sorted(thread, key=lambda c: c["id"]) if c["id"] != comment_id
         ),
     )
     pr = api.pull(pr_number)
-    body = _answer(run, api, repo, pr, question, f"{title_of(parent['body'])} {said}", comment_id)
-    if body is None:
-        _finish(run, repo_id, "reply", comment_id, "skipped", None)
-        return "no model"
-    _finish(run, repo_id, "reply", comment_id, "answered", api.reply(pr_number, parent_id, body))
-    return "answered"
+    query = f"{title_of(parent['body'])} {said}"
+    return asked.deliver(_answer(run, api, repo, pr, question, query, comment_id), post)
+
+
+@dataclass
+class _Asked:
+    """One question's way through: who may ask, once, within the hourly limit."""
+
+    run: Runtime
+    repo: str
+    installation_id: int
+    pr_number: int
+    kind: str  # ask | reply
+    question_id: int
+    repo_id: int = 0
+
+    def admit(self, api: RepoApi, user: str | None, post: Callable[[str], int]) -> str:
+        """``go``, or why not: ``refused`` (no read access), ``done`` (answered before),
+        ``limited`` (over the hourly limit; said so with ``post``) or ``quiet``."""
+        if not user or api.permission(user) not in READ_PERMISSIONS:
+            return "refused"
+        state, self.repo_id = _claim(
+            self.run, self.repo, self.installation_id, self.pr_number, self.kind, self.question_id
+        )
+        if state == "limited":
+            post(limited_message(self.run.settings.ask_limit_per_hour, user))
+        return state
+
+    def reconciled(self, said_before: list[dict[str, Any]]) -> bool:
+        """True when an earlier run posted the answer (its marker is among ``said_before``)
+        but died before recording it; it is recorded now."""
+        marker = answer_marker(self.question_id)
+        if not any(marker in (c.get("body") or "") for c in said_before):
+            return False
+        self._finish("answered", None)
+        return True
+
+    def deliver(self, body: str | None, post: Callable[[str], int]) -> str:
+        """Post the answer (None: no model is configured) and record it."""
+        if body is None:
+            self._finish("skipped", None)
+            return "no model"
+        self._finish("answered", post(body))
+        return "answered"
+
+    def _finish(self, status: str, answer_id: int | None) -> None:
+        with self.run.engine.begin() as conn:
+            conn.execute(
+                text(
+                    "UPDATE conversations SET status = :s, answer_id = coalesce(:a, answer_id)"
+                    " WHERE repository_id = :r AND kind = :k AND question_id = :q"
+                ),
+                {
+                    "s": status,
+                    "a": answer_id,
+                    "r": self.repo_id,
+                    "k": self.kind,
+                    "q": self.question_id,
+                },
+            )
 
 
 def _said(comment: dict[str, Any]) -> tuple[str, str]:
@@ -210,16 +256,3 @@ def _claim(
         log.info(kv("answer.limited", repo=repo, pr=pr_number, kind=kind))
         return ("quiet" if recent.get(True) else "limited"), repo_id
     return "go", repo_id
-
-
-def _finish(
-    run: Runtime, repo_id: int, kind: str, question_id: int, status: str, answer_id: int | None
-) -> None:
-    with run.engine.begin() as conn:
-        conn.execute(
-            text(
-                "UPDATE conversations SET status = :s, answer_id = coalesce(:a, answer_id)"
-                " WHERE repository_id = :r AND kind = :k AND question_id = :q"
-            ),
-            {"s": status, "a": answer_id, "r": repo_id, "k": kind, "q": question_id},
-        )

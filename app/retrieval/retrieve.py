@@ -123,12 +123,11 @@ def retrieve_context(
     started = time.perf_counter()
     vectors: list[list[float]] = []
     if "vector" in signals:
-        try:
-            vectors = embedder.embed([q.text for q in queries], result.embedding_usage)
-        except EmbeddingError as exc:  # the other signals still find context
-            log.warning(kv("retrieval.vector_skipped", repo=repo, error=exc))
+        embedded = _embedded(embedder, [q.text for q in queries], result.embedding_usage, repo)
+        if embedded is None:
             signals.discard("vector")
             settings = settings.model_copy(update={"retrieval_signals": tuple(sorted(signals))})
+        vectors = embedded or []
     result.timings["embedding_s"] = time.perf_counter() - started
 
     started = time.perf_counter()
@@ -323,19 +322,14 @@ def retrieve_for_question(
     question: str,
     embedder: Embedder,
     settings: Settings,
-    budget: int | None = None,
 ) -> list[ContextChunk]:
     """Context for a question asked in a PR: the question itself is the query of the
     vector and lexical signals, fused, ranked and packed like a review's context."""
-    budget = budget or settings.context_token_budget
     counter = token_counter()
     signals = set(settings.retrieval_signals)
     vectors: list[list[float]] = []
     if "vector" in signals:
-        try:
-            vectors = embedder.embed([question], EmbeddingUsage())
-        except EmbeddingError as exc:  # the lexical signal still finds context
-            log.warning(kv("retrieval.vector_skipped", repo=repo, error=exc))
+        vectors = _embedded(embedder, [question], EmbeddingUsage(), repo) or []
     k = settings.retrieval_per_signal
     with engine.begin() as conn:
         repo_id = indexed_repository(conn, repo, embedder.model)
@@ -350,5 +344,17 @@ def retrieve_for_question(
         merged = merge_function_scores([_scores(rankings, [], settings)])
         chunks = _load(conn, merged, secondary_paths(settings.retrieval_secondary_paths))
     ranked = rank_context(chunks, settings.max_chunks_per_file)
-    packed, _ = pack(ranked, counter.usable(budget), counter.count)
+    packed, _ = pack(ranked, counter.usable(settings.context_token_budget), counter.count)
     return packed
+
+
+def _embedded(
+    embedder: Embedder, texts: list[str], usage: EmbeddingUsage, repo: str
+) -> list[list[float]] | None:
+    """The texts' vectors; None when the embedder failed (the other signals still find
+    context, so the failure is a warning)."""
+    try:
+        return embedder.embed(texts, usage)
+    except EmbeddingError as exc:
+        log.warning(kv("retrieval.vector_skipped", repo=repo, error=exc))
+        return None
