@@ -180,6 +180,11 @@ class Settings(BaseSettings):
     ready_max_job_age_seconds: float = Field(default=900.0, gt=0)  # /readyz fails past this
     redelivery_window_hours: float = Field(default=24.0, ge=0)  # 0: never ask for redeliveries
 
+    # dashboard (/admin): how long a sign-in lasts, and model prices for its spend chart
+    admin_session_hours: float = Field(default=12.0, gt=0, le=24 * 30)
+    # JSON: {"model": [USD per 1M input tokens, USD per 1M output tokens]}, over the defaults
+    model_prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
+
     # server
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
@@ -231,6 +236,13 @@ class Settings(BaseSettings):
         from app.indexing.archive import ArchiveLimits
 
         return ArchiveLimits(self.archive_max_bytes, self.archive_max_members)
+
+    @property
+    def prices(self) -> dict[str, tuple[float, float]]:
+        """Model prices: the built-in table with ``model_prices`` over it."""
+        from app.llm.prices import DEFAULT_PRICES
+
+        return DEFAULT_PRICES | self.model_prices
 
     @property
     def llm_configured(self) -> bool:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hmac
 import json
+from dataclasses import dataclass
 from typing import Annotated, Any
 
+import procrastinate
 from fastapi import APIRouter, Depends, Header, HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
 from procrastinate.exceptions import AlreadyEnqueued
@@ -47,15 +49,30 @@ async def reindex(
     installation_id = await run_in_threadpool(_installation_of, engine, body.repo)
     if installation_id is None:
         raise HTTPException(404, f"unknown repository {body.repo}")
-    job = index_job(body.repo, installation_id, full=body.full)
-    task = request.app.state.queue.configure_task(
-        job.task, queueing_lock=job.queueing_lock, lock=job.lock
+    queued = await defer_index(
+        request.app.state.queue, engine, body.repo, installation_id, body.full
     )
+    return {"job_id": queued.job_id, "repo": body.repo, "full": body.full}
+
+
+@dataclass(frozen=True)
+class QueuedIndex:
+    job_id: int | None
+    already_queued: bool  # an index job of the repository was waiting; it is that one
+
+
+async def defer_index(
+    queue: procrastinate.App, engine: Engine, repo: str, installation_id: int, full: bool
+) -> QueuedIndex:
+    """Queue an index job of ``repo``, or find the one already waiting (the queueing lock
+    keeps one per repository). ``POST /reindex`` and the dashboard's button share it."""
+    job = index_job(repo, installation_id, full=full)
+    task = queue.configure_task(job.task, queueing_lock=job.queueing_lock, lock=job.lock)
     try:
-        job_id = await task.defer_async(**job.args)
+        return QueuedIndex(await task.defer_async(**job.args), False)
     except AlreadyEnqueued:
-        job_id = await run_in_threadpool(_queued_job, engine, job.queueing_lock or "")
-    return {"job_id": job_id, "repo": body.repo, "full": body.full}
+        found = await run_in_threadpool(_queued_job, engine, job.queueing_lock or "")
+        return QueuedIndex(found, True)
 
 
 @router.get("/reindex/{job_id}")

@@ -15,6 +15,7 @@ from sqlalchemy.engine import URL
 from app import __version__
 from app.api import admin, health, metrics, webhooks
 from app.config import Settings
+from app.dashboard.web import install as install_dashboard
 from app.jobs import tasks as _tasks  # noqa: F401 (registers the tasks)
 from app.jobs.queue import Runtime, opened_queue, work
 from app.logs import kv
@@ -53,6 +54,7 @@ def create_app(
     app.include_router(webhooks.router)
     app.include_router(admin.router)
     app.include_router(metrics.router)
+    install_dashboard(app)
     if settings.github_webhook_secret is None:
         log.error(kv("webhooks.disabled", reason=webhooks.DISABLED))
     return app

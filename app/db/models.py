@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 
 from pgvector.sqlalchemy import HALFVEC, Vector
 from sqlalchemy import (
@@ -10,6 +10,7 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     Computed,
+    Date,
     DateTime,
     Float,
     ForeignKey,
@@ -202,7 +203,11 @@ class Review(Base):
     """One review per (repository, PR, head SHA): intent is recorded before posting."""
 
     __tablename__ = "reviews"
-    __table_args__ = (UniqueConstraint("repository_id", "pr_number", "head_sha"),)
+    __table_args__ = (
+        UniqueConstraint("repository_id", "pr_number", "head_sha"),
+        Index("ix_reviews_created_at", "created_at"),
+        Index("ix_reviews_repository_id_id", "repository_id", "id"),
+    )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     repository_id: Mapped[int] = mapped_column(ForeignKey("repositories.id", ondelete="CASCADE"))
@@ -212,10 +217,15 @@ class Review(Base):
     status: Mapped[str] = mapped_column(String(32), server_default="pending")
     github_review_id: Mapped[int | None] = mapped_column(BigInteger)
     comment_fingerprints: Mapped[list[str]] = mapped_column(ARRAY(String(64)), server_default="{}")
-    created_at: Mapped[datetime] = _created()
+    comment_count: Mapped[int] = mapped_column(Integer, server_default="0")
+    model: Mapped[str | None] = mapped_column(String(128))
+    prompt_tokens: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    completion_tokens: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    created_at: Mapped[datetime] = _created()  # the first attempt's claim: latency starts here
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now(), nullable=False
     )
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class Conversation(Base):
@@ -306,3 +316,43 @@ class JobError(Base):
     transient: Mapped[bool] = mapped_column(Boolean)
     error: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = _created()
+
+
+class ModelUsage(Base):
+    """Model calls and tokens per day, repository, purpose (review, answer, summary,
+    embedding) and model: what the dashboard's spend chart adds up."""
+
+    __tablename__ = "model_usage"
+    __table_args__ = (Index("ix_model_usage_day", "day"),)
+
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    repository_id: Mapped[int] = mapped_column(
+        ForeignKey("repositories.id", ondelete="CASCADE"), primary_key=True
+    )
+    purpose: Mapped[str] = mapped_column(String(16), primary_key=True)
+    model: Mapped[str] = mapped_column(String(128), primary_key=True)
+    calls: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    input_tokens: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    output_tokens: Mapped[int] = mapped_column(BigInteger, server_default="0")
+
+
+class AdminSession(Base):
+    """A dashboard sign-in. Only the SHA-256 of the session token is kept, so the table
+    holds nothing a reader could sign in with."""
+
+    __tablename__ = "admin_sessions"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    created_at: Mapped[datetime] = _created()
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class AdminSignInFailure(Base):
+    """A wrong admin token given to the sign-in form: what rate-limits guessing."""
+
+    __tablename__ = "admin_sign_in_failures"
+    __table_args__ = (Index("ix_admin_sign_in_failures_client_failed_at", "client", "failed_at"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    client: Mapped[str] = mapped_column(String(64))
+    failed_at: Mapped[datetime] = _created()

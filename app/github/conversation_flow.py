@@ -17,10 +17,12 @@ from typing import Any
 
 from sqlalchemy import text
 
+from app.db.queries.usage import record_usage
 from app.diff.parse import parse_diff
 from app.github.client import PullRequest, RepoApi, permalinks
 from app.github.review_flow import ensure_indexed, locked_repository, repository_review_config
 from app.indexing.embedder import select_embedder
+from app.indexing.store import find_repository
 from app.jobs.queue import Runtime
 from app.llm.client import make_openai_client
 from app.llm.pacing import Deadline
@@ -206,8 +208,13 @@ def _answer(
         run.settings.answer_max_tokens,
         Deadline(run.settings.llm_job_budget_seconds),
     )
+    with run.engine.begin() as conn:
+        repo_id = find_repository(conn, repo)
+        if repo_id is not None:
+            tokens = (answer.prompt_tokens, answer.completion_tokens)
+            record_usage(conn, repo_id, "answer", run.settings.review_model, 1, *tokens)
     link = permalinks(run.settings.github_api_url, repo, pr.head_sha)
-    return answer_markdown(answer, context, [d.path for d in diffs], link, question_id)
+    return answer_markdown(answer.text, context, [d.path for d in diffs], link, question_id)
 
 
 def _claim(

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, text
 
+from app.db.queries.usage import record_usage
 from app.db.review_feedback import rejected_findings
 from app.diff.parse import parse_diff
 from app.errors import ConfigError
@@ -74,7 +75,7 @@ def review_pull_request(
     if repo_id is None:
         return "already reviewed"
     if _already_on_github(api, pr_number, pr.head_sha):
-        _finish(run, repo_id, pr_number, pr.head_sha, "posted", None, [])
+        _finish(run, repo_id, pr_number, pr.head_sha, "posted")
         return "reconciled"
     check = api.start_check(pr.head_sha) if run.settings.github_check_runs else None
     try:
@@ -82,7 +83,7 @@ def review_pull_request(
             run, api, repo, repo_id, pr, previous_head, posted, full, job_id, config
         )
     except ReviewFormatError as exc:  # nothing to post, and asking again will not help
-        _finish(run, repo_id, pr_number, pr.head_sha, "failed", None, [])
+        _finish(run, repo_id, pr_number, pr.head_sha, "failed")
         if check is not None:
             api.finish_check(check, "neutral", "Review failed", str(exc))
         raise
@@ -121,6 +122,7 @@ def _review(
         return api.content(path, pr.head_sha if side == "new" else old_ref)
 
     llm = make_openai_client(run.settings) if run.settings.llm_configured else None
+    embedder = select_embedder(run.settings)
     prepared = prepare_review(
         run.engine,
         repo,
@@ -128,25 +130,27 @@ def _review(
         read,
         title=pr.title,
         body=pr.body,
-        embedder=select_embedder(run.settings),
+        embedder=embedder,
         settings=run.settings,
         llm=llm,
         config=config,
     )
     if llm is None:
         log.warning(kv("review.skipped", repo=repo, pr=pr_number, reason="no LLM configured"))
-        _finish(run, repo_id, pr_number, pr.head_sha, "skipped", None, [])
+        _finish(run, repo_id, pr_number, pr.head_sha, "skipped")
         return "no model", "No LLM is configured, so no review was written."
     with run.engine.connect() as conn:
         rejected = rejected_findings(conn, repo_id)
+    queried = prepared.context.embedding_usage
+    with run.engine.begin() as conn:  # the query vectors are paid for even if the review fails
+        record_usage(conn, repo_id, "embedding", embedder.model, queried.calls, queried.tokens)
     result = run_review(llm, prepared, run.settings, already_posted=posted, rejected=rejected)
+    _record_model_use(run, repo_id, pr_number, pr.head_sha, result)
     # the context's lines are those of the commit the index holds
     indexed = indexed_commit(run, repo) or pr.base_sha
     link = permalinks(run.settings.github_api_url, repo, indexed)
     review_id, comments = _post(api, pr_number, pr.head_sha, result, prepared, link)
-    _finish(
-        run, repo_id, pr_number, pr.head_sha, "posted", review_id, [c.fingerprint for c in comments]
-    )
+    _finish(run, repo_id, pr_number, pr.head_sha, "posted", review_id, comments)
     log.info(
         kv(
             "review.posted",
@@ -304,25 +308,52 @@ def _finish(
     pr_number: int,
     head: str,
     status: str,
-    review_id: int | None,
-    fingerprints: list[str],
+    review_id: int | None = None,
+    comments: Sequence[ReviewComment] = (),
 ) -> None:
+    """Record how the review of ``head`` ended and what it posted."""
     with run.engine.begin() as conn:
         conn.execute(
             text(
                 "UPDATE reviews SET status = :s, github_review_id = coalesce(:g, github_review_id),"
-                " comment_fingerprints = :f, updated_at = now() WHERE repository_id = :r"
-                " AND pr_number = :p AND head_sha = :h"
+                " comment_fingerprints = :f, comment_count = :n, updated_at = now(),"
+                " finished_at = now() WHERE repository_id = :r AND pr_number = :p AND head_sha = :h"
             ),
             {
                 "s": status,
                 "g": review_id,
-                "f": fingerprints,
+                "f": [c.fingerprint for c in comments],
+                "n": len(comments),
                 "r": repo_id,
                 "p": pr_number,
                 "h": head,
             },
         )
+
+
+def _record_model_use(
+    run: Runtime, repo_id: int, pr_number: int, head: str, result: ReviewResult
+) -> None:
+    """Add the review model's tokens to the review of ``head`` and to the day's usage, as
+    soon as the model answered: an attempt that then fails to post has still paid."""
+    tokens = (result.prompt_tokens, result.completion_tokens)
+    with run.engine.begin() as conn:
+        conn.execute(
+            text(
+                "UPDATE reviews SET model = :m, prompt_tokens = prompt_tokens + :pt,"
+                " completion_tokens = completion_tokens + :ct"
+                " WHERE repository_id = :r AND pr_number = :p AND head_sha = :h"
+            ),
+            {
+                "m": result.model,
+                "pt": tokens[0],
+                "ct": tokens[1],
+                "r": repo_id,
+                "p": pr_number,
+                "h": head,
+            },
+        )
+        record_usage(conn, repo_id, "review", result.model, 1, *tokens)
 
 
 def run_command(

@@ -28,6 +28,7 @@ from typing import Protocol
 from sqlalchemy import Connection, Engine, text
 from sqlalchemy.exc import OperationalError
 
+from app.db.queries.usage import record_usage
 from app.db.vector_index import rebuild_if_needed
 from app.errors import ConfigError, ReviewbotError
 from app.indexing import store
@@ -614,6 +615,18 @@ class Indexer:
                     "err": "; ".join(r.errors) or None,
                 },
             )
+            repo_id, summaries, vectors = self._require_repo(), r.summary_usage, r.embedding_usage
+            record_usage(
+                conn,
+                repo_id,
+                "summary",
+                r.summary_model,
+                summaries.calls,
+                summaries.prompt_tokens,
+                summaries.completion_tokens,
+            )
+            embedding = (r.embedding_model, vectors.calls, vectors.tokens)
+            record_usage(conn, repo_id, "embedding", *embedding)
 
     def _require_repo(self) -> int:
         assert self._repo_id is not None

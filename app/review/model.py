@@ -206,13 +206,20 @@ def _model_error(client: openai.OpenAI, exc: Exception) -> ReviewModelError:
     return ReviewModelError(said, status)
 
 
+@dataclass(frozen=True)
+class TextAnswer:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+
+
 def ask_text_model(
     client: openai.OpenAI,
     model: str,
     prompt: ReviewPrompt,
     max_tokens: int,
     deadline: Deadline | None = None,
-) -> str:
+) -> TextAnswer:
     """A plain-text answer (a reply in a PR's conversation), within ``deadline``."""
     bounded = _bounded(client, deadline)
     create: Any = bounded.chat.completions.create  # the messages are plain dicts
@@ -222,4 +229,9 @@ def ask_text_model(
         )
     except (openai.APIConnectionError, openai.APIStatusError) as exc:
         raise _model_error(bounded, exc) from None
-    return (response.choices[0].message.content if response.choices else "") or ""
+    usage = response.usage
+    return TextAnswer(
+        (response.choices[0].message.content if response.choices else "") or "",
+        usage.prompt_tokens if usage else 0,
+        usage.completion_tokens if usage else 0,
+    )

@@ -54,6 +54,10 @@ def test_a_worker_killed_before_it_recorded_the_answer_does_not_answer_twice(
     answering: Runtime, github: FakeGitHub
 ) -> None:
     assert _ask(answering) == "answered"
+    with answering.engine.connect() as conn:  # the answer's model call is counted
+        assert conn.execute(
+            text("SELECT purpose, calls FROM model_usage WHERE purpose = 'answer'")
+        ).all() == [("answer", 1)]
     with answering.engine.begin() as conn:  # as if the worker died right after posting
         conn.execute(text("UPDATE conversations SET status = 'answering'"))
     assert _ask(answering) == "reconciled"

@@ -138,3 +138,42 @@ def test_an_answer_in_the_wrong_shape_is_a_failed_review_not_an_empty_one(
     ]
     assert len(asked) == 2 and asked[1][-1]["content"] == REPAIR  # asked again, once
     assert not is_transient(ReviewFormatError())  # the job fails in one run
+
+
+def review_costs(engine: Engine) -> tuple[tuple[object, ...], list[tuple[object, ...]]]:
+    with engine.connect() as conn:
+        review = conn.execute(
+            text(
+                "SELECT status, comment_count, model, prompt_tokens > 0, completion_tokens > 0,"
+                " finished_at >= created_at FROM reviews"
+            )
+        ).one()
+        usage = conn.execute(
+            text(
+                "SELECT purpose, model, calls, input_tokens FROM model_usage"
+                " WHERE purpose = 'review' ORDER BY model"
+            )
+        ).all()
+    return tuple(review), [tuple(u) for u in usage]
+
+
+def test_a_review_records_its_model_tokens_comments_and_latency(
+    run: Runtime, github: FakeGitHub
+) -> None:
+    assert review_pull_request(run, REPO, INSTALLATION, 7) == "posted"
+    review, usage = review_costs(run.engine)
+    assert review == ("posted", 1, run.settings.review_model, True, True, True)
+    [(purpose, model, calls, tokens)] = usage
+    assert (purpose, model, calls) == ("review", run.settings.review_model, 1) and tokens > 0
+
+
+def test_tokens_of_an_attempt_that_failed_to_post_are_still_counted(
+    run: Runtime, github: FakeGitHub
+) -> None:
+    github.fail_next("POST", "/pulls/7/reviews", [502])  # GitHub did not create it
+    with pytest.raises(GitHubError, match="HTTP 502"):
+        review_pull_request(run, REPO, INSTALLATION, 7)
+    assert review_costs(run.engine)[1][0][2] == 1  # paid for, though nothing was posted
+    assert review_pull_request(run, REPO, INSTALLATION, 7) == "posted"
+    review, [(_, _, calls, _)] = review_costs(run.engine)
+    assert calls == 2 and review[0] == "posted"

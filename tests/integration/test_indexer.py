@@ -96,6 +96,14 @@ def test_full_index_stores_llm_summaries_and_vectors(
     assert run.summary_prompt_tokens > 0
     assert run.embedding_calls == fake_openai.calls(EMBEDDINGS) > 0
     assert "ok" in broken  # a syntax error elsewhere in the file does not lose `ok`
+    with engine.connect() as conn:  # what the dashboard's spend chart adds up
+        usage = conn.execute(
+            text("SELECT purpose, model, calls FROM model_usage ORDER BY purpose")
+        ).all()
+    assert [tuple(u) for u in usage] == [
+        ("embedding", "text-embedding-3-small", run.embedding_calls),
+        ("summary", llm_settings.summary_model, run.summary_calls),
+    ]
 
 
 def test_reindex_without_changes_makes_no_model_calls(

@@ -1,0 +1,16 @@
+"""Reading ``code_chunks`` rows by id (the dashboard shows the code of search hits)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import Connection, text
+
+
+def chunk_code(conn: Connection, ids: Sequence[int]) -> dict[int, str]:
+    """The source of each chunk in ``ids`` that still exists."""
+    rows = conn.execute(
+        text("SELECT id, raw_code FROM code_chunks WHERE id = ANY(CAST(:ids AS bigint[]))"),
+        {"ids": list(ids)},
+    )
+    return {int(r.id): str(r.raw_code) for r in rows}

@@ -1,0 +1,102 @@
+"""Reading repositories for the dashboard: totals, one page of repositories with their
+index's size, languages and last run, and one repository by id."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, Row, text
+
+from app.db.queries import where
+from app.db.queries.index_runs import RUN_COLUMNS, IndexRunRow, index_run_row
+
+
+@dataclass(frozen=True)
+class Totals:
+    repositories: int
+    chunks: int
+
+
+@dataclass(frozen=True)
+class RepositoryRow:
+    id: int
+    full_name: str
+    installation_id: int | None
+    default_branch: str | None
+    last_indexed_commit: str | None
+    chunks: int
+    files: int
+    languages: list[tuple[str, int]]  # most files first
+    last_run: IndexRunRow | None
+
+
+#: A repository's chunk count as its last successful index run left it: read from one
+#: row, where counting ``code_chunks`` would read every chunk of a large repository.
+_CHUNKS = """
+  (SELECT (i.stats->'chunks'->>'total')::bigint FROM index_runs i
+    WHERE i.repository_id = {repo} AND i.status = 'succeeded'
+    ORDER BY i.started_at DESC, i.id DESC LIMIT 1)
+"""
+
+
+def totals(conn: Connection) -> Totals:
+    """Repositories, and chunks over all of them (each as of its last successful run)."""
+    row = conn.execute(
+        text(
+            f"SELECT count(*) AS repositories, coalesce(sum({_CHUNKS.format(repo='r.id')}), 0)"
+            " AS chunks FROM repositories r"
+        )
+    ).one()
+    return Totals(int(row.repositories), int(row.chunks))
+
+
+_PAGE = f"""
+WITH page AS (
+  SELECT id, full_name, installation_id, default_branch, last_indexed_commit
+    FROM repositories {{where}} ORDER BY full_name LIMIT :n
+)
+SELECT p.*,
+  coalesce({_CHUNKS.format(repo="p.id")}, 0) AS chunks,
+  (SELECT count(*) FROM source_files f WHERE f.repository_id = p.id) AS files,
+  (SELECT coalesce(json_agg(json_build_array(language, n) ORDER BY n DESC, language), '[]')
+     FROM (SELECT language, count(*) AS n FROM source_files f
+            WHERE f.repository_id = p.id AND language IS NOT NULL GROUP BY language) l
+  ) AS languages,
+  run.*
+FROM page p
+LEFT JOIN LATERAL (
+  SELECT {RUN_COLUMNS} FROM index_runs i
+   WHERE i.repository_id = p.id ORDER BY i.started_at DESC, i.id DESC LIMIT 1
+) run ON TRUE
+ORDER BY p.full_name
+"""
+
+
+def repository_page(
+    conn: Connection, limit: int, after_name: str | None = None
+) -> list[RepositoryRow]:
+    """``limit`` repositories by name, after ``after_name``."""
+    filters = where((after_name is not None, "full_name > :a"))
+    rows = conn.execute(text(_PAGE.format(where=filters)), {"a": after_name, "n": limit})
+    return [_repository_row(r) for r in rows]
+
+
+def repository(conn: Connection, repo_id: int) -> RepositoryRow | None:
+    found = conn.execute(text(_PAGE.format(where="WHERE id = :i")), {"i": repo_id, "n": 1}).first()
+    return _repository_row(found) if found is not None else None
+
+
+def _repository_row(r: Row[Any]) -> RepositoryRow:
+    row = r._mapping
+    return RepositoryRow(
+        id=row["id"],
+        full_name=row["full_name"],
+        installation_id=row["installation_id"],
+        default_branch=row["default_branch"],
+        last_indexed_commit=row["last_indexed_commit"],
+        chunks=int(row["chunks"]),
+        files=int(row["files"]),
+        languages=[(str(lang), int(n)) for lang, n in row["languages"]],
+        last_run=index_run_row(row) if row["run_id"] is not None else None,
+    )

@@ -1,0 +1,447 @@
+"""The dashboard through the real app and database: sign-in, sessions, CSRF, the rate
+limit on wrong tokens, every page on seeded data, and its forms (re-index, retry,
+cancel). The same pages in a real browser: tests/browser/."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from pydantic import SecretStr
+from sqlalchemy import Engine, text
+
+from app.api.main import create_app
+from app.config import Settings
+from app.dashboard.auth import MAX_FAILURES, SESSION_COOKIE
+from tests.dashboard_data import (
+    ADMIN_TOKEN,
+    CLI_REPO,
+    SECRETS,
+    SHOP,
+    Seeded,
+    csrf_of,
+    dashboard_settings,
+    seed,
+)
+
+PAGES = ("/admin", "/admin/repositories", "/admin/reviews", "/admin/jobs")
+
+
+@pytest.fixture
+def seeded(engine: Engine, tmp_path: Path) -> Seeded:
+    return seed(engine, tmp_path, reviews=120)
+
+
+@pytest.fixture
+def admin_settings(settings: Settings) -> Settings:
+    return dashboard_settings(settings)
+
+
+@pytest.fixture
+def client(admin_settings: Settings, engine: Engine, seeded: Seeded) -> Iterator[TestClient]:
+    with TestClient(create_app(admin_settings, engine), follow_redirects=False) as test_client:
+        yield test_client
+
+
+def sign_in(client: TestClient, token: str = ADMIN_TOKEN) -> int:
+    form = client.get("/admin/login")
+    answer = client.post("/admin/login", data={"token": token, "csrf": csrf_of(form.text)})
+    return answer.status_code
+
+
+def signed_in(client: TestClient) -> TestClient:
+    assert sign_in(client) == 303
+    return client
+
+
+def form_token(client: TestClient, page: str = "/admin") -> str:
+    return csrf_of(client.get(page).text)
+
+
+def test_without_an_admin_token_the_dashboard_says_how_to_set_one(
+    settings: Settings, engine: Engine
+) -> None:
+    with TestClient(create_app(settings, engine), follow_redirects=False) as plain:
+        for path in ("/admin", "/admin/login", "/admin/jobs"):
+            page = plain.get(path)
+            assert page.status_code == 503
+            assert "REVIEWBOT_ADMIN_TOKEN" in page.text
+        assert plain.post("/admin/login", data={"token": "x", "csrf": "y"}).status_code == 503
+
+
+def test_no_page_renders_without_a_session(client: TestClient, seeded: Seeded) -> None:
+    for path in (*PAGES, f"/admin/repositories/{seeded.shop_id}"):
+        answer = client.get(path)
+        assert (answer.status_code, answer.headers["location"]) == (303, "/admin/login"), path
+        assert SHOP not in answer.text
+    client.cookies.set(SESSION_COOKIE, "forged.value.sig", path="/admin")
+    assert client.get("/admin").status_code == 303
+
+
+def test_sign_in_sets_a_strict_http_only_cookie_and_keeps_only_its_hash(
+    client: TestClient, engine: Engine
+) -> None:
+    form = client.get("/admin/login")
+    answer = client.post("/admin/login", data={"token": ADMIN_TOKEN, "csrf": csrf_of(form.text)})
+    assert (answer.status_code, answer.headers["location"]) == (303, "/admin")
+    cookie = next(
+        c for c in answer.headers.get_list("set-cookie") if c.startswith(SESSION_COOKIE + "=")
+    )
+    attributes = {a.strip().split("=")[0].lower() for a in cookie.split(";")[1:]}
+    assert {"httponly", "max-age", "path"} <= attributes
+    assert "samesite=strict" in cookie.lower() and "path=/admin" in cookie.lower()
+    assert "secure" not in attributes  # plain http here; see the https test
+    session = cookie.split(";")[0].split("=", 1)[1].strip('"').split(".")[0]
+    with engine.connect() as conn:
+        stored = conn.execute(text("SELECT token_hash FROM admin_sessions")).scalars().all()
+    assert len(stored) == 1 and session not in stored[0] and ADMIN_TOKEN not in stored[0]
+    assert client.get("/admin").status_code == 200
+
+
+def test_the_cookie_is_secure_behind_https(admin_settings: Settings, engine: Engine) -> None:
+    app = create_app(admin_settings, engine)
+    with TestClient(app, base_url="https://testserver", follow_redirects=False) as secure:
+        form = secure.get("/admin/login")
+        answer = secure.post(
+            "/admin/login", data={"token": ADMIN_TOKEN, "csrf": csrf_of(form.text)}
+        )
+    cookie = next(c for c in answer.headers.get_list("set-cookie") if SESSION_COOKIE in c)
+    assert "secure" in [a.strip().lower() for a in cookie.split(";")]
+
+
+def test_a_wrong_token_is_refused_and_guessing_is_rate_limited(client: TestClient) -> None:
+    for _ in range(MAX_FAILURES):
+        assert sign_in(client, "not-the-token") == 401
+    limited = client.post(
+        "/admin/login",
+        data={"token": ADMIN_TOKEN, "csrf": csrf_of(client.get("/admin/login").text)},
+    )
+    assert limited.status_code == 429  # even the right token waits out the window
+    assert int(limited.headers["retry-after"]) > 0
+    assert client.get("/admin").status_code == 303
+
+
+def test_sign_in_without_its_form_nonce_is_refused(client: TestClient) -> None:
+    answer = client.post("/admin/login", data={"token": ADMIN_TOKEN, "csrf": "made-up"})
+    assert answer.status_code == 400
+    assert SESSION_COOKIE not in answer.headers.get("set-cookie", "")
+
+
+def test_forms_without_the_csrf_token_change_nothing(
+    client: TestClient, engine: Engine, seeded: Seeded
+) -> None:
+    signed_in(client)
+    posts = (
+        f"/admin/repositories/{seeded.shop_id}/reindex",
+        f"/admin/jobs/{seeded.failed_job}/retry",
+        f"/admin/jobs/{seeded.todo_job}/cancel",
+        "/admin/logout",
+    )
+    for path in posts:
+        for data in ({}, {"csrf": "0" * 64}):
+            answer = client.post(path, data=data)
+            assert answer.status_code == 403, path
+    with engine.connect() as conn:
+        states = dict(conn.execute(text("SELECT id, status::text FROM procrastinate_jobs")).all())
+        sessions = conn.execute(text("SELECT count(*) FROM admin_sessions")).scalar_one()
+    assert (states[seeded.failed_job], states[seeded.todo_job]) == ("failed", "todo")
+    assert len(states) == 4 and sessions == 1
+    assert client.get("/admin").status_code == 200  # still signed in
+
+
+def test_logout_ends_the_session_on_the_server(client: TestClient, engine: Engine) -> None:
+    signed_in(client)
+    cookie = client.cookies.get(SESSION_COOKIE)
+    answer = client.post("/admin/logout", data={"csrf": form_token(client)})
+    assert (answer.status_code, answer.headers["location"]) == (303, "/admin/login")
+    client.cookies.set(SESSION_COOKIE, cookie or "", path="/admin")  # a copy kept elsewhere
+    assert client.get("/admin").status_code == 303
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM admin_sessions")).scalar_one() == 0
+
+
+def test_an_expired_session_or_a_new_admin_token_signs_out(
+    client: TestClient, engine: Engine, admin_settings: Settings
+) -> None:
+    signed_in(client)
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE admin_sessions SET expires_at = now() - interval '1 second'"))
+    assert client.get("/admin").status_code == 303
+    signed_in(client)
+    rotated = admin_settings.model_copy(update={"admin_token": SecretStr("a-brand-new-token-42")})
+    with TestClient(create_app(rotated, engine), follow_redirects=False) as other:
+        other.cookies.set(SESSION_COOKIE, client.cookies.get(SESSION_COOKIE) or "", path="/admin")
+        assert other.get("/admin").status_code == 303
+
+
+def test_overview_shows_counts_latency_failed_jobs_and_spend(client: TestClient) -> None:
+    page = signed_in(client).get("/admin")
+    assert page.status_code == 200
+    text_of = _text(page.text)
+    assert _stat(page.text, "repositories") == "2"
+    assert int(_stat(page.text, "chunks").replace(",", "")) > 10
+    # 120 reviews, one a minute: the last 24 h and 7 days hold them all
+    assert _stat(page.text, "reviews-day") == "120" == _stat(page.text, "reviews-week")
+    assert _stat(page.text, "latency") == "42.0 s"
+    assert _stat(page.text, "failed-jobs") == "1"
+    # today: gpt-4o 400k in at $2.50/M + 50k out at $10/M = $1.50; llama-local 1M at $0.50
+    assert "$2.00" in text_of
+    assert "7,000 tokens of unpriced models" in text_of  # mystery-model, 5 days ago
+    assert "9,000,000" not in text_of  # 20 days ago is off the chart
+    assert page.text.count('class="bar"') == 14 and "<script" not in page.text
+
+
+def test_repositories_list_languages_last_run_and_a_reindex_button(
+    client: TestClient, seeded: Seeded
+) -> None:
+    page = signed_in(client).get("/admin/repositories")
+    rows = _rows(page.text, "repositories")
+    shop = next(r for r in rows if SHOP in r)
+    assert "4242" in shop and "main" in shop and "python (" in shop
+    assert "failed" in shop and "not UTF-8" in shop and "2 files changed" in shop
+    assert f'action="/admin/repositories/{seeded.shop_id}/reindex"' in page.text
+    cli = next(r for r in rows if CLI_REPO in r)
+    assert "CLI" in cli and "never indexed" in cli
+    assert f"/admin/repositories/{seeded.cli_id}/reindex" not in page.text
+
+
+def test_repositories_are_paginated_by_name(client: TestClient, engine: Engine) -> None:
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO repositories (full_name) SELECT format('bulk/r%s', lpad(n::text, 3,"
+                " '0')) FROM generate_series(1, 120) n"
+            )
+        )
+    signed_in(client)
+    seen: list[str] = []
+    next_page: str | None = "/admin/repositories"
+    while next_page:
+        page = client.get(next_page)
+        rows = _rows(page.text, "repositories")
+        assert len(rows) <= 50
+        seen += [row.split()[1] for row in rows]  # after the "<tr" split's ">"
+        next_page = _next(page.text)
+    expected = sorted([SHOP, CLI_REPO, *(f"bulk/r{n:03d}" for n in range(1, 121))])
+    assert seen == expected  # every repository once, by name
+
+
+def test_repository_detail_runs_skipped_files_and_search(
+    client: TestClient, seeded: Seeded
+) -> None:
+    signed_in(client)
+    page = client.get(f"/admin/repositories/{seeded.shop_id}")
+    assert page.status_code == 200
+    skipped = _rows(page.text, "skipped")
+    assert any("binary" in r and "3" in r for r in skipped)
+    assert any("too large" in r and "1" in r for r in skipped)
+    assert len(_rows(page.text, "runs")) == 2  # the real index run and the seeded one
+    found = client.get(f"/admin/repositories/{seeded.shop_id}", params={"q": "apply a discount"})
+    hits = found.text.split('id="search-results"')[1]
+    assert "shop/pricing.py" in hits and "def apply_discount" in hits  # code, not just a name
+    assert client.get("/admin/repositories/999999").status_code == 404
+
+
+def test_search_failures_are_shown_not_raised(
+    client: TestClient, seeded: Seeded, admin_settings: Settings, engine: Engine
+) -> None:
+    remote = admin_settings.model_copy(
+        update={"embedding_provider": "openai", "llm_max_retries": 0}
+    )
+    with TestClient(create_app(remote, engine), follow_redirects=False) as other:
+        signed_in(other)
+        page = other.get(f"/admin/repositories/{seeded.shop_id}", params={"q": "discount"})
+    assert page.status_code == 200
+    assert 'class="error"' in page.text and "search-results" not in page.text
+
+
+def test_reviews_are_paginated_and_filtered_by_repository(client: TestClient) -> None:
+    signed_in(client)
+    first = client.get("/admin/reviews")
+    rows = _rows(first.text, "reviews")
+    assert len(rows) == 50 and "acme/shop#219" in rows[0]  # newest first
+    statuses = {s for r in rows for s in ("posted", "skipped", "failed", "posting") if s in r}
+    assert statuses == {"posted", "skipped", "failed", "posting"}
+    assert "42.0 s" in rows[1] and "1,200 / 300" in rows[0]
+    seen = [_pr(r) for r in rows]
+    next_page = _next(first.text)
+    while next_page:
+        page = client.get(next_page)
+        seen += [_pr(r) for r in _rows(page.text, "reviews")]
+        next_page = _next(page.text)
+    assert seen == list(range(219, 99, -1))  # every review once, in order
+    assert len(_rows(client.get("/admin/reviews", params={"repo": SHOP}).text, "reviews")) == 50
+    other = client.get("/admin/reviews", params={"repo": CLI_REPO})
+    assert "No review yet" in other.text
+    unknown = client.get("/admin/reviews", params={"repo": "nobody/nothing"})
+    assert "No repository is called nobody/nothing" in unknown.text
+
+
+def test_jobs_show_state_attempts_errors_and_hide_secret_arguments(
+    client: TestClient, seeded: Seeded
+) -> None:
+    page = signed_in(client).get("/admin/jobs")
+    rows = {int(m): r for m, r in re.findall(r'<tr id="job-(\d+)">(.*?)</tr>', page.text, re.S)}
+    assert "GitHub answered 502 Bad Gateway" in rows[seeded.failed_job]
+    assert "Retry" in rows[seeded.failed_job] and "Cancel" not in rows[seeded.failed_job]
+    assert "Cancel" in rows[seeded.todo_job] and "Retry" not in rows[seeded.todo_job]
+    assert "stuck" in rows[seeded.stuck_job]
+    assert "Retry" in rows[seeded.stuck_job] and "Cancel" in rows[seeded.stuck_job]
+    assert "Retry" not in rows[seeded.succeeded_job]
+    assert "api_token=[hidden]" in _text(rows[seeded.todo_job])
+    assert "never-shown-in-a-page" not in page.text
+    failed = client.get("/admin/jobs", params={"status": "failed"})
+    assert list(re.findall(r'<tr id="job-(\d+)">', failed.text)) == [str(seeded.failed_job)]
+    assert client.get("/admin/jobs", params={"status": "nonsense"}).status_code == 422
+
+
+def test_the_reindex_button_queues_one_index_job(
+    client: TestClient, engine: Engine, seeded: Seeded
+) -> None:
+    signed_in(client)
+    path = f"/admin/repositories/{seeded.shop_id}/reindex"
+    first = client.post(path, data={"csrf": form_token(client)})
+    again = client.post(path, data={"csrf": form_token(client)})
+    assert first.headers["location"].endswith("notice=queued")
+    assert again.headers["location"].endswith("notice=already-queued")
+    assert "Index job queued." in client.get(first.headers["location"]).text
+    with engine.connect() as conn:
+        queued = (
+            conn.execute(
+                text(
+                    "SELECT args FROM procrastinate_jobs WHERE task_name = 'index_repository'"
+                    " AND status = 'todo' AND id <> :t"
+                ),
+                {"t": seeded.todo_job},
+            )
+            .scalars()
+            .all()
+        )
+    assert queued == [{"repo": SHOP, "installation_id": 4242, "full": False}]
+    cli = client.post(
+        f"/admin/repositories/{seeded.cli_id}/reindex", data={"csrf": form_token(client)}
+    )
+    assert cli.headers["location"].endswith("notice=no-installation")
+
+
+def test_retry_and_cancel_move_jobs_only_from_states_that_allow_it(
+    client: TestClient, engine: Engine, seeded: Seeded
+) -> None:
+    signed_in(client)
+
+    def post(job: int, action: str) -> str:
+        answer = client.post(f"/admin/jobs/{job}/{action}", data={"csrf": form_token(client)})
+        return str(answer.headers["location"]).rsplit("=", 1)[1]
+
+    assert post(seeded.failed_job, "retry") == "retried"
+    assert post(seeded.stuck_job, "retry") == "retried"
+    assert post(seeded.todo_job, "cancel") == "cancelled"
+    assert post(seeded.succeeded_job, "retry") == "not-allowed"
+    assert post(seeded.succeeded_job, "cancel") == "not-allowed"
+    assert post(seeded.todo_job, "cancel") == "not-allowed"  # already cancelled
+    assert post(999999, "retry") == "not-allowed"
+    with engine.connect() as conn:
+        states = dict(conn.execute(text("SELECT id, status::text FROM procrastinate_jobs")).all())
+    assert states == {
+        seeded.failed_job: "todo",
+        seeded.stuck_job: "todo",
+        seeded.todo_job: "cancelled",
+        seeded.succeeded_job: "succeeded",
+    }
+
+
+def test_a_stuck_job_can_be_ended(client: TestClient, engine: Engine, seeded: Seeded) -> None:
+    signed_in(client)
+    answer = client.post(
+        f"/admin/jobs/{seeded.stuck_job}/cancel", data={"csrf": form_token(client)}
+    )
+    assert answer.headers["location"].endswith("notice=cancelled")
+    with engine.connect() as conn:
+        status = conn.execute(
+            text("SELECT status::text FROM procrastinate_jobs WHERE id = :j"),
+            {"j": seeded.stuck_job},
+        ).scalar_one()
+    assert status == "aborted"
+
+
+def test_retrying_a_job_a_newer_one_supersedes_leaves_it(
+    client: TestClient, engine: Engine, seeded: Seeded
+) -> None:
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "UPDATE procrastinate_jobs SET queueing_lock = 'index:acme/shop'"
+                " WHERE id IN (:a, :b)"
+            ),
+            {"a": seeded.failed_job, "b": seeded.todo_job},
+        )
+    signed_in(client)
+    answer = client.post(
+        f"/admin/jobs/{seeded.failed_job}/retry", data={"csrf": form_token(client)}
+    )
+    assert answer.headers["location"].endswith("notice=superseded")
+
+
+def test_no_page_shows_a_configured_secret(client: TestClient, seeded: Seeded) -> None:
+    signed_in(client)
+    paths = (
+        *PAGES,
+        "/admin/login",
+        f"/admin/repositories/{seeded.shop_id}",
+        f"/admin/repositories/{seeded.shop_id}?q=discount",
+        "/admin/jobs?status=todo",
+    )
+    for path in paths:
+        page = client.get(path)
+        assert page.status_code == 200, path
+        for secret in SECRETS:
+            assert secret not in page.text, (path, secret)
+        assert page.headers["content-security-policy"].startswith("default-src 'none'")
+        assert page.headers["cache-control"] == "no-store"
+
+
+def test_the_database_and_queue_hold_no_configured_secret(
+    client: TestClient, engine: Engine, seeded: Seeded
+) -> None:
+    signed_in(client)
+    client.post(f"/admin/repositories/{seeded.shop_id}/reindex", data={"csrf": form_token(client)})
+    sign_in(client, "a-wrong-guess")
+    with engine.connect() as conn:
+        tables = (
+            conn.execute(text("SELECT tablename FROM pg_tables WHERE schemaname = 'public'"))
+            .scalars()
+            .all()
+        )
+        for table in tables:
+            dump = conn.execute(
+                text(f"SELECT coalesce(string_agg(t::text, ''), '') FROM \"{table}\" t")
+            ).scalar_one()
+            for secret in SECRETS:
+                assert secret not in dump, (table, secret)
+
+
+def _stat(html: str, name: str) -> str:
+    found = re.search(rf'id="stat-{name}">(?:<a [^>]*>)?([^<]*)<', html)
+    assert found, name
+    return found.group(1).strip()
+
+
+def _rows(html: str, table: str) -> list[str]:
+    body = html.split(f'id="{table}"')[1].split("</table>")[0]
+    return [_text(r) for r in re.findall(r"<tbody>.*", body, re.S)[0].split("<tr")[1:]]
+
+
+def _text(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).replace("&amp;", "&")
+
+
+def _pr(row: str) -> int:
+    return int(re.search(r"acme/shop#(\d+)", row).group(1))  # type: ignore[union-attr]
+
+
+def _next(html: str) -> str | None:
+    found = re.search(r'rel="next" href="([^"]+)"', html)
+    return found.group(1).replace("&amp;", "&") if found else None
