@@ -12,16 +12,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from app.config import Settings, load_settings
 from app.errors import ConfigError, ReviewbotError
 
 if TYPE_CHECKING:
-    from sqlalchemy import Engine
-
-    from app.diff.changed import SourceReader
-    from app.diff.parse import FileDiff
+    pass
 
 cli = typer.Typer(
     name="reviewbot",
@@ -66,7 +62,7 @@ def feedback_list(
     """The bot's comments people reacted to or resolved, and the verdict on each."""
     from app.cli_render import feedback_table
     from app.db.engine import open_database
-    from app.db.review_feedback import feedback_of
+    from app.db.queries.review_feedback import feedback_of
 
     with open_database(_settings()) as opened, opened.engine.connect() as conn:
         rows = feedback_of(conn, repo)
@@ -80,7 +76,7 @@ def feedback_list(
 def feedback_forget(repo: Annotated[str, typer.Option(help="Repository, owner/name")]) -> None:
     """Clear what was learned in a repository: rejected findings may be raised again."""
     from app.db.engine import open_database
-    from app.db.review_feedback import forget_feedback
+    from app.db.queries.review_feedback import forget_feedback
 
     with open_database(_settings()) as opened, opened.engine.begin() as conn:
         forgotten = forget_feedback(conn, repo)
@@ -109,18 +105,13 @@ def migrate() -> None:
 @cli.command()
 def db() -> None:
     """Show which database is in use, and its PostgreSQL and pgvector versions."""
+    from app.cli_render import database_table
     from app.db import migrate as migrations
     from app.db.engine import open_database
 
     with open_database(_settings(), migrate=False) as opened:
         revision = migrations.current_revision(opened.engine)
-    table = Table(show_header=False, box=None)
-    table.add_row("database", opened.target.display)
-    table.add_row("embedded", "yes" if opened.target.embedded else "no")
-    table.add_row("postgresql", opened.info.server_version)
-    table.add_row("pgvector", opened.info.pgvector_version or "not installed")
-    table.add_row("schema", f"{revision} (head {migrations.head_revision()})")
-    out.print(table)
+    out.print(database_table(opened, revision, migrations.head_revision()))
 
 
 @cli.command()
@@ -178,28 +169,17 @@ def _exit_on_signal(signum: int, frame: object) -> None:
 def worker() -> None:
     """Run job workers (reviews, indexing); start as many as you like against one database."""
     import asyncio
-    import contextlib
 
     from app.db.engine import open_database
     from app.jobs import tasks  # noqa: F401 (registers the tasks)
-    from app.jobs.queue import Runtime, opened_queue, work
+    from app.jobs.queue import work_until_signalled
+    from app.runtime import Runtime
 
     settings = _settings()
     _check_github_app(settings)
     with open_database(settings) as opened:
         out.print(f"reviewbot worker using {opened.target.display}")
-
-        async def main() -> None:
-            async with opened_queue(opened.target.url) as app:
-                running = asyncio.current_task()
-                assert running is not None
-                loop = asyncio.get_running_loop()
-                for signum in (signal.SIGTERM, signal.SIGINT):
-                    loop.add_signal_handler(signum, running.cancel)
-                with contextlib.suppress(asyncio.CancelledError):
-                    await work(app, Runtime(settings, opened.engine))
-
-        asyncio.run(main())
+        asyncio.run(work_until_signalled(opened.target.url, Runtime(settings, opened.engine)))
 
 
 @cli.command()
@@ -293,6 +273,7 @@ def context(
     from app.db.engine import open_database
     from app.diff.changed import changed_functions
     from app.diff.parse import parse_diff
+    from app.diff.sides import indexed_sides, work_tree_sides
     from app.indexing.embedder import select_embedder
     from app.retrieval.retrieve import retrieve_context
 
@@ -304,9 +285,9 @@ def context(
     embedder = select_embedder(settings)
     with open_database(settings) as opened:
         if root is None:
-            read = _indexed_sides(opened.engine, repo, diffs)
+            read = indexed_sides(opened.engine, repo, diffs)
         else:
-            read = _work_tree_sides(root, base)
+            read = work_tree_sides(root, base)
         changed = changed_functions(diffs, read)
         result = retrieve_context(
             opened.engine, repo, diffs, changed, embedder, settings, budget=budget
@@ -315,43 +296,6 @@ def context(
         print(json.dumps(result.as_json(), indent=2))
     else:
         out.print(context_table(result))
-
-
-def _indexed_sides(engine: Engine, repo: str, diffs: list[FileDiff]) -> SourceReader:
-    """Old side as indexed; new side = old side with the diff's hunks applied."""
-    from app.diff.apply import apply_hunks
-    from app.indexing.indexed_files import indexed_file_reader
-
-    indexed = indexed_file_reader(engine, repo)
-    by_path = {d.path: d for d in diffs}
-
-    def read(path: str, side: str) -> bytes | None:
-        if side == "old":
-            return indexed(path)
-        changed = by_path[path]
-        old = None if changed.status == "added" else indexed(changed.old_path)
-        return apply_hunks(old, changed)
-
-    return read
-
-
-def _work_tree_sides(root: Path, base: str) -> SourceReader:
-    """New side from the work tree at ``root``; old side from ``base`` in its git."""
-    from app.diff.local_git import GitError, LocalRepo
-
-    git = LocalRepo(root.resolve())
-    try:
-        git.check()
-        has_git = True
-    except GitError:
-        has_git = False
-
-    def read(path: str, side: str) -> bytes | None:
-        if side == "new":
-            return git.read(None, path)
-        return git.read(base, path) if has_git else None
-
-    return read
 
 
 @cli.command()

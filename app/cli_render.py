@@ -17,8 +17,9 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from app.db.review_feedback import FeedbackRow
-from app.diff.local_git import LocalRepo
+from app.db.engine import OpenDatabase
+from app.db.queries.review_feedback import FeedbackRow
+from app.git import LocalRepo
 from app.indexing.indexer import IndexReport
 from app.retrieval.retrieve import ContextResult
 from app.retrieval.search import SearchHit
@@ -208,4 +209,15 @@ def feedback_table(repo: str, rows: list[FeedbackRow]) -> Table:
         )
     if not rows:
         table.caption = "nothing learned yet"
+    return table
+
+
+def database_table(opened: OpenDatabase, revision: str | None, head: str | None) -> Table:
+    """``reviewbot db``: which database, its versions and its schema revision."""
+    table = Table(show_header=False, box=None)
+    table.add_row("database", opened.target.display)
+    table.add_row("embedded", "yes" if opened.target.embedded else "no")
+    table.add_row("postgresql", opened.info.server_version)
+    table.add_row("pgvector", opened.info.pgvector_version or "not installed")
+    table.add_row("schema", f"{revision} (head {head})")
     return table

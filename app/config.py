@@ -9,20 +9,21 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 import platformdirs
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from app.db.models import EMBEDDING_DIMS
 from app.errors import ConfigError
+
+#: Width of every stored embedding: OpenAI text-embedding-3-small. Narrower models are
+#: zero-padded, which leaves cosine similarity unchanged; rows are only ever compared
+#: with rows of the same ``embedding_model``.
+EMBEDDING_DIMS = 1536
 
 #: Vector widths of well-known embedding models that are wider than what is stored.
 KNOWN_EMBEDDING_WIDTHS = {"text-embedding-3-large": 3072}
-
-if TYPE_CHECKING:
-    from app.indexing.archive import ArchiveLimits
 
 PLACEHOLDER_SECRETS = frozenset({"changethis", "changeme", "secret", "password", "xxx", "todo"})
 
@@ -230,19 +231,6 @@ class Settings(BaseSettings):
                 " shortens its vectors) or choose another model"
             )
         return self
-
-    @property
-    def archive_limits(self) -> ArchiveLimits:
-        from app.indexing.archive import ArchiveLimits
-
-        return ArchiveLimits(self.archive_max_bytes, self.archive_max_members)
-
-    @property
-    def prices(self) -> dict[str, tuple[float, float]]:
-        """Model prices: the built-in table with ``model_prices`` over it."""
-        from app.llm.prices import DEFAULT_PRICES
-
-        return DEFAULT_PRICES | self.model_prices
 
     @property
     def llm_configured(self) -> bool:

@@ -2,7 +2,8 @@
 
 Every one derives from :class:`ReviewbotError`; its message is meant for the person
 running the bot, on one line, and never carries a secret. The CLI prints it without a
-traceback; the API maps it to a status code.
+traceback; jobs record it as the job's error (``job_errors``), shown by ``GET
+/reindex/{id}`` and the dashboard.
 """
 
 

@@ -190,8 +190,8 @@ def _file_lines(git_dir: str, commit: str, path: str) -> list[str]:
 def product_runner(engine: object, embedder: object) -> Callable[..., dict[str, list[Item]]]:
     from app.config import Settings
     from app.diff.changed import changed_functions
-    from app.diff.local_git import LocalRepo
     from app.diff.parse import parse_diff
+    from app.git import LocalRepo
     from app.indexing.archive import ArchiveLimits, GitArchiveSource
     from app.indexing.indexer import Indexer
     from app.retrieval.retrieve import retrieve_context

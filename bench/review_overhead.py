@@ -36,9 +36,9 @@ from app.config import Settings
 from app.db.embedded import start_embedded_server
 from app.db.engine import DatabaseTarget, make_engine
 from app.db.migrate import upgrade
+from app.flows.index import index_at
 from app.github.client import RepoApi
-from app.github.repo_index import index_at
-from app.jobs.queue import Runtime
+from app.runtime import Runtime
 from tests.fakes.github_server import FakeGitHub, PullState, running_fake_github
 from tests.fakes.loopback import free_port
 from tests.fakes.openai_server import running_fake_openai, summaries_for

@@ -22,7 +22,7 @@ from app.config import Settings
 from app.db.embedded import start_embedded_server
 from app.db.engine import DatabaseTarget, make_engine, parse_database_url
 from app.db.migrate import upgrade
-from app.jobs.queue import Runtime
+from app.runtime import Runtime
 from tests.fakes.github_server import FakeGitHub, PullState, running_fake_github
 from tests.fakes.openai_server import FakeOpenAI, running_fake_openai
 from tests.keys import rsa_key_pair

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hmac
-import json
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -12,9 +11,12 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
 from procrastinate.exceptions import AlreadyEnqueued
 from pydantic import BaseModel, Field
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 
 from app.api.deps import EngineDep, SettingsDep
+from app.db.queries.index_runs import last_index_stats
+from app.db.queries.job_errors import JobErrorRow, last_job_error
+from app.db.queries.repositories import installation_of
 from app.github.events import index_job
 
 router = APIRouter()
@@ -71,42 +73,34 @@ async def defer_index(
     try:
         return QueuedIndex(await task.defer_async(**job.args), False)
     except AlreadyEnqueued:
-        found = await run_in_threadpool(_queued_job, engine, job.queueing_lock or "")
-        return QueuedIndex(found, True)
+        waiting = list(
+            await queue.job_manager.list_jobs_async(queueing_lock=job.queueing_lock, status="todo")
+        )
+        return QueuedIndex(waiting[0].id if waiting else None, True)
 
 
 @router.get("/reindex/{job_id}")
-def reindex_status(job_id: int, engine: EngineDep, _: AdminDep) -> dict[str, Any]:
-    with engine.connect() as conn:
-        job = conn.execute(
-            text(
-                "SELECT id, status, attempts, args FROM procrastinate_jobs"
-                " WHERE id = :i AND task_name = 'index_repository'"
-            ),
-            {"i": job_id},
-        ).one_or_none()
-        if job is None:
-            raise HTTPException(404, f"no reindex job {job_id}")
-        args = job.args if isinstance(job.args, dict) else json.loads(job.args)
-        run = conn.execute(
-            text(
-                "SELECT r.stats FROM index_runs r JOIN repositories p ON p.id = r.repository_id"
-                " WHERE p.full_name = :n ORDER BY r.id DESC LIMIT 1"
-            ),
-            {"n": args["repo"]},
-        ).scalar()
-        error = conn.execute(
-            text(
-                "SELECT error, transient FROM job_errors WHERE job_id = :i ORDER BY id DESC LIMIT 1"
-            ),
-            {"i": job_id},
-        ).one_or_none()
+async def reindex_status(
+    job_id: int, request: Request, engine: EngineDep, _: AdminDep
+) -> dict[str, Any]:
+    manager = request.app.state.queue.job_manager
+    found = list(await manager.list_jobs_async(id=job_id, task="index_repository"))
+    if not found:
+        raise HTTPException(404, f"no reindex job {job_id}")
+    job = found[0]
+    repo = str(job.task_kwargs["repo"])
+
+    def read() -> tuple[dict[str, Any] | None, JobErrorRow | None]:
+        with engine.connect() as conn:
+            return last_index_stats(conn, repo), last_job_error(conn, job_id)
+
+    stats, error = await run_in_threadpool(read)
     return {
         "job_id": job.id,
         "status": str(job.status),
         "attempts": job.attempts,
-        "repo": args["repo"],
-        "last_index": run if job.status == "succeeded" else None,
+        "repo": repo,
+        "last_index": stats if job.status == "succeeded" else None,
         "last_error": error.error if error else None,
         "last_error_transient": error.transient if error else None,
     }
@@ -114,16 +108,4 @@ def reindex_status(job_id: int, engine: EngineDep, _: AdminDep) -> dict[str, Any
 
 def _installation_of(engine: Engine, repo: str) -> int | None:
     with engine.connect() as conn:
-        found = conn.execute(
-            text("SELECT installation_id FROM repositories WHERE full_name = :n"), {"n": repo}
-        ).scalar()
-    return int(found) if found is not None else None
-
-
-def _queued_job(engine: Engine, lock: str) -> int | None:
-    with engine.connect() as conn:
-        found = conn.execute(
-            text("SELECT id FROM procrastinate_jobs WHERE queueing_lock = :l AND status = 'todo'"),
-            {"l": lock},
-        ).scalar()
-    return int(found) if found is not None else None
+        return installation_of(conn, repo)

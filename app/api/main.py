@@ -14,11 +14,12 @@ from sqlalchemy.engine import URL
 
 from app import __version__
 from app.api import admin, health, metrics, webhooks
+from app.api.dashboard.web import install as install_dashboard
 from app.config import Settings
-from app.dashboard.web import install as install_dashboard
 from app.jobs import tasks as _tasks  # noqa: F401 (registers the tasks)
-from app.jobs.queue import Runtime, opened_queue, work
+from app.jobs.queue import opened_queue, work
 from app.logs import kv
+from app.runtime import Runtime
 
 log = logging.getLogger(__name__)
 

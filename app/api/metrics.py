@@ -13,11 +13,15 @@ from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 
 from app.api.deps import EngineDep, SettingsDep
+from app.db.queries.deliveries import delivery_counts
+from app.db.queries.index_runs import index_model_totals
+from app.db.queries.jobs import task_counts
+from app.db.queries.review_feedback import feedback_counts
+from app.db.queries.reviews import posted_latencies
 from app.db.queue_health import queue_health
-from app.db.review_feedback import feedback_counts
 
 router = APIRouter()
 LATENCY_BUCKETS = (5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0)
@@ -35,19 +39,13 @@ class DatabaseCollector(Collector):
                 "Webhook deliveries by event and outcome",
                 labels=["event", "outcome"],
             )
-            for event, status, n in conn.execute(
-                text("SELECT event, status, count(*) FROM webhook_deliveries GROUP BY 1, 2")
-            ):
+            for event, status, n in delivery_counts(conn):
                 webhooks.add_metric([event, status], n)
             yield webhooks
             jobs = GaugeMetricFamily(
                 "reviewbot_jobs", "Queue jobs by task and state", labels=["task", "state"]
             )
-            for task, state, n in conn.execute(
-                text(
-                    "SELECT task_name, status::text, count(*) FROM procrastinate_jobs GROUP BY 1, 2"
-                )
-            ):
+            for task, state, n in task_counts(conn):
                 jobs.add_metric([task, state], n)
             yield jobs
             health = queue_health(conn, self.alive_seconds)
@@ -66,15 +64,7 @@ class DatabaseCollector(Collector):
                 "Jobs marked doing whose worker sent no recent heartbeat",
                 value=health.stuck_doing,
             )
-            latencies = [
-                float(s)
-                for s in conn.execute(
-                    text(
-                        "SELECT extract(epoch FROM updated_at - created_at) FROM reviews"
-                        " WHERE status = 'posted'"
-                    )
-                ).scalars()
-            ]
+            latencies = posted_latencies(conn)
             buckets = [(str(b), sum(1 for x in latencies if x <= b)) for b in LATENCY_BUCKETS]
             buckets.append(("+Inf", len(latencies)))
             histogram = HistogramMetricFamily(
@@ -82,13 +72,7 @@ class DatabaseCollector(Collector):
             )
             histogram.add_metric([], buckets, sum(latencies))
             yield histogram
-            calls, tokens = conn.execute(
-                text(
-                    "SELECT coalesce(sum(summary_calls + embedding_calls), 0), coalesce(sum("
-                    "summary_prompt_tokens + summary_completion_tokens + embedding_tokens), 0)"
-                    " FROM index_runs"
-                )
-            ).one()
+            calls, tokens = index_model_totals(conn)
             yield CounterMetricFamily(
                 "reviewbot_index_model_calls", "Model calls made by indexing", value=calls
             )

@@ -12,10 +12,11 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from procrastinate import App
 from procrastinate.exceptions import AlreadyEnqueued, ConnectorException
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 
 from app.api.deps import EngineDep, SettingsDep
+from app.db.queries.deliveries import finish_delivery, record_delivery
 from app.github.events import (
     MAX_WEBHOOK_BYTES,
     EventContext,
@@ -117,37 +118,14 @@ def _parse(body: bytes) -> dict[str, Any]:
 def _record(engine: Engine, delivery: str, context: EventContext) -> bool:
     """Record the delivery; False when an earlier copy of it was already handled."""
     with engine.begin() as conn:
-        row = conn.execute(
-            text(
-                "INSERT INTO webhook_deliveries (delivery_id, event, action, repository_full_name,"
-                " installation_id) VALUES (:d, :e, :a, :r, :i) ON CONFLICT (delivery_id)"
-                " DO UPDATE SET event = excluded.event, action = excluded.action,"
-                " repository_full_name = excluded.repository_full_name,"
-                " installation_id = excluded.installation_id"
-                " RETURNING status, (xmax = 0) AS fresh"
-            ),
-            {
-                "d": delivery,
-                "e": context.event,
-                "a": context.action,
-                "r": context.repo,
-                "i": context.installation_id,
-            },
-        ).one()
-    # 'received' (an earlier copy died before its jobs were queued) or
-    # 'redelivery_requested' (asked for again after a failure): handle it.
-    return bool(row.fresh) or row.status not in {"queued", "ignored"}
+        return record_delivery(
+            conn, delivery, context.event, context.action, context.repo, context.installation_id
+        )
 
 
 def _mark(engine: Engine, delivery: str, status: str) -> None:
     with engine.begin() as conn:
-        conn.execute(
-            text(
-                "UPDATE webhook_deliveries SET status = :s, processed_at = now()"
-                " WHERE delivery_id = :d"
-            ),
-            {"s": status, "d": delivery},
-        )
+        finish_delivery(conn, delivery, status)
 
 
 async def _accept(

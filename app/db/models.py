@@ -25,10 +25,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-#: Width of every stored embedding: OpenAI text-embedding-3-small. Narrower models are
-#: zero-padded, which leaves cosine similarity unchanged; rows are only ever compared
-#: with rows of the same ``embedding_model``.
-EMBEDDING_DIMS = 1536
+from app.config import EMBEDDING_DIMS
 
 CHUNK_TYPES = ("function", "method", "class", "module", "window")
 
@@ -59,6 +56,10 @@ class Repository(Base):
     installation_id: Mapped[int | None] = mapped_column(BigInteger)
     default_branch: Mapped[str | None] = mapped_column(String(255))
     last_indexed_commit: Mapped[str | None] = mapped_column(String(64))
+    # words in more than FREQUENT_SHARE of its chunks, left out of lexical queries
+    # (app/db/frequent_words.py), and the chunk count they were counted at
+    frequent_words: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default="{}")
+    frequent_words_chunks: Mapped[int] = mapped_column(Integer, server_default="0")
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now(), nullable=False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from app.diff.parse import FileDiff
@@ -43,28 +44,39 @@ class ChangedFunction:
         }
 
 
+#: File versions read at once: each read is a GitHub request (or a git process).
+READ_CONCURRENCY = 8
+
+
 def changed_functions(diffs: list[FileDiff], read: SourceReader) -> list[ChangedFunction]:
     """Every chunk with added lines (new side) and every chunk whose removed lines have no
-    new counterpart (deleted or rewritten away), in diff order."""
+    new counterpart (deleted or rewritten away), in diff order. The file versions are
+    read concurrently, ``READ_CONCURRENCY`` at a time (``read`` must be thread-safe)."""
+    diffs = [d for d in diffs if not (d.binary or d.mode_only)]
+    wanted = [(d.path, "new") for d in diffs if d.status != "deleted"]
+    wanted += [(d.old_path, "old") for d in diffs if d.status != "added"]
+    with ThreadPoolExecutor(max_workers=max(1, min(READ_CONCURRENCY, len(wanted)))) as pool:
+        versions = dict(zip(wanted, pool.map(lambda key: read(*key), wanted), strict=True))
     found: list[ChangedFunction] = []
     for diff in diffs:
-        if diff.binary or diff.mode_only:
-            continue
-        found.extend(_in_file(diff, read))
+        new = versions.get((diff.path, "new")) if diff.status != "deleted" else None
+        old = versions.get((diff.old_path, "old")) if diff.status != "added" else None
+        found.extend(_in_file(diff, new, old))
     return found
 
 
-def _chunked(path: str, data: bytes | None) -> FileChunks:
-    return chunk_file(path, data) if data is not None else FileChunks(path, None, ())
+def _chunked(path: str, data: bytes | None, links: bool = True) -> FileChunks:
+    return chunk_file(path, data, links=links) if data is not None else FileChunks(path, None, ())
 
 
-def _in_file(diff: FileDiff, read: SourceReader) -> list[ChangedFunction]:
-    new_file = _chunked(diff.path, None if diff.status == "deleted" else read(diff.path, "new"))
-    old_file = _chunked(
-        diff.old_path, None if diff.status == "added" else read(diff.old_path, "old")
-    )
+def _in_file(diff: FileDiff, new: bytes | None, old: bytes | None) -> list[ChangedFunction]:
+    new_file = _chunked(diff.path, new)
+    # the old version's links serve only deleted functions: found when there are some
+    old_file = _chunked(diff.old_path, old, links=False)
     new_chunks, old_chunks = list(new_file.chunks), list(old_file.chunks)
     result = _changed_in(diff, new_chunks, old_chunks)
+    if any(c.status == "deleted" for c in result):
+        old_file = _chunked(diff.old_path, old)
     return [
         replace(
             c,

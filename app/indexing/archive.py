@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
 
+from app.config import Settings
 from app.errors import ReviewbotError
 from app.indexing.source_tree import RepoConfig, TreeFile, pruned, repo_config_from
 
@@ -38,6 +39,11 @@ class ArchiveLimits:
 
     max_total_bytes: int = 4 * GIB
     max_members: int = 500_000
+
+
+def archive_limits(settings: Settings) -> ArchiveLimits:
+    """The limits ``REVIEWBOT_ARCHIVE_MAX_BYTES`` and ``_MAX_MEMBERS`` set."""
+    return ArchiveLimits(settings.archive_max_bytes, settings.archive_max_members)
 
 
 @dataclass

@@ -24,8 +24,16 @@ from pathlib import PurePosixPath
 from tree_sitter import Node, QueryCursor
 
 from app.indexing.chunks import Chunk, segments_of
+from app.indexing.identifiers import IGNORED_REFERENCES
 from app.indexing.languages import LanguageSpec
-from app.indexing.windows import ChunkLimits, Line, fits, split_windows
+from app.indexing.windows import (
+    ChunkLimits,
+    Line,
+    chunk_from_lines,
+    fits,
+    split_windows,
+    window_chunks,
+)
 
 BODY_TYPES = frozenset(
     {
@@ -74,42 +82,6 @@ def chunk_text(
 def parse_source(text: str, spec: LanguageSpec) -> Node:
     """The root of ``text``'s syntax tree, encoded as the chunker reads it."""
     return spec.parser().parse(text.encode("utf-8", "surrogatepass")).root_node
-
-
-def window_chunks(path: str, text: str, language: str | None, limits: ChunkLimits) -> list[Chunk]:
-    """The fallback: non-blank stretches of ``text`` cut into overlapping windows."""
-    lines = [(i + 1, line) for i, line in enumerate(text.split("\n"))]
-    while lines and not lines[-1][1].strip():
-        lines.pop()
-    while lines and not lines[0][1].strip():
-        lines.pop(0)
-    name = PurePosixPath(path).name
-    return [
-        _from_lines(path, language, "window", name, path, window)
-        for window in split_windows(lines, limits)
-    ]
-
-
-def _from_lines(
-    path: str,
-    language: str | None,
-    chunk_type: str,
-    symbol: str | None,
-    qualified: str | None,
-    lines: list[Line],
-    segments: tuple[tuple[int, int], ...] | None = None,
-    **extra: object,
-) -> Chunk:
-    return Chunk.build(
-        file_path=path,
-        language=language,
-        chunk_type=chunk_type,
-        symbol_name=symbol,
-        qualified_name=qualified,
-        segments=segments or segments_of([n for n, _ in lines]),
-        raw_code="\n".join(t for _, t in lines),
-        **extra,  # type: ignore[arg-type]
-    )
 
 
 class _SyntaxChunker:
@@ -222,7 +194,7 @@ class _SyntaxChunker:
             for start, end in segments:
                 self.covered.update(range(start - 1, end))
         self.chunks.append(
-            _from_lines(
+            chunk_from_lines(
                 self.path,
                 self.spec.name,
                 chunk_type,
@@ -422,11 +394,3 @@ def _last_row(node: Node) -> int:
     """A node's last row; some grammars end a node at column 0 of the next row."""
     end = node.end_point
     return end.row - 1 if end.column == 0 and end.row > node.start_point.row else end.row
-
-
-#: Built-in type names some grammars report as type identifiers; they link nothing.
-IGNORED_REFERENCES = frozenset(
-    "any bool boolean byte char complex64 complex128 error float float32 float64 int int8 int16"
-    " int32 int64 never null number object rune self Self str string super uint uint8 uint16"
-    " uint32 uint64 uintptr unknown usize isize void".split()
-)

@@ -5,8 +5,6 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-CHUNK_TYPES = ("function", "method", "class", "module", "window")
-
 
 @dataclass(frozen=True, slots=True)
 class Chunk:

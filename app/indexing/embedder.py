@@ -21,7 +21,7 @@ import openai
 from app.config import Settings
 from app.db.models import EMBEDDING_DIMS
 from app.errors import ReviewbotError
-from app.indexing.summarizer import split_identifier
+from app.indexing.identifiers import split_identifier
 from app.llm.client import describe_model_failure, make_openai_client, within_deadline
 from app.llm.pacing import Deadline
 from app.llm.tokens import token_counter

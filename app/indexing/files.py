@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 
 from app.indexing.chunker import chunk_text, parse_source
 from app.indexing.chunks import Chunk
-from app.indexing.languages import LanguageSpec, detect_language
+from app.indexing.languages import detect_language
 from app.indexing.links import Link, file_links
 from app.indexing.windows import ChunkLimits
 
@@ -120,20 +120,25 @@ def chunk_file(
     data: bytes,
     limits: ChunkLimits | None = None,
     max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    *,
+    links: bool = True,
 ) -> FileChunks:
-    """Chunk one file's bytes; never raises for the content."""
+    """Chunk one file's bytes; never raises for the content. ``links=False`` skips
+    finding the names each line uses (about two thirds of the work)."""
     spec = detect_language(path, data[:256])
     language = spec.name if spec else None
     reason = skip_reason(path, data, max_bytes)
     if reason is not None:
         return FileChunks(path, language, (), skipped=reason)
     text, lenient = decode_source(data)
+    found: list[Link] = []
     if spec is None:
-        chunks, links = chunk_text(path, text, None, limits), []
+        chunks = chunk_text(path, text, None, limits)
     else:  # one parse serves the chunks and the links
         root = parse_source(text, spec)
-        chunks, links = chunk_text(path, text, spec, limits, root), file_links(path, root, spec)
-    return FileChunks(path, language, tuple(chunks), decoded_leniently=lenient, links=tuple(links))
+        chunks = chunk_text(path, text, spec, limits, root)
+        found = file_links(path, root, spec) if links else []
+    return FileChunks(path, language, tuple(chunks), decoded_leniently=lenient, links=tuple(found))
 
 
 def changed_chunks(chunks: Sequence[Chunk], changed_lines: Iterable[int]) -> list[Chunk]:
@@ -143,21 +148,18 @@ def changed_chunks(chunks: Sequence[Chunk], changed_lines: Iterable[int]) -> lis
     belongs to the method rather than to the class skeleton that repeats it; module
     chunks count only for lines no definition holds. Result in file order, no repeats.
     """
+    lines = set(changed_lines)
+    holders: dict[int, list[int]] = {}  # line -> the chunks holding it
+    for i, chunk in enumerate(chunks):
+        for start, end in chunk.segments:
+            for line in lines if len(lines) < end - start else range(start, end + 1):
+                if start <= line <= end and line in lines:
+                    holders.setdefault(line, []).append(i)
     picked: set[int] = set()
-    for line in set(changed_lines):
-        holders = [i for i, c in enumerate(chunks) if c.contains_line(line)]
-        if not holders:
-            continue
-        best = min(_SPECIFICITY[chunks[i].chunk_type] for i in holders)
-        picked.update(i for i in holders if _SPECIFICITY[chunks[i].chunk_type] == best)
+    for held in holders.values():
+        best = min(_SPECIFICITY[chunks[i].chunk_type] for i in held)
+        picked.update(i for i in held if _SPECIFICITY[chunks[i].chunk_type] == best)
     return [chunks[i] for i in sorted(picked)]
-
-
-def changed_functions(
-    path: str, text: str, spec: LanguageSpec | None, changed_lines: Iterable[int]
-) -> list[Chunk]:
-    """Chunk ``text`` and return the chunks holding ``changed_lines``."""
-    return changed_chunks(chunk_text(path, text, spec), changed_lines)
 
 
 _SPECIFICITY = {"function": 0, "method": 0, "window": 0, "class": 1, "module": 2}

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from sqlalchemy import Engine, text
 
-from app.diff.local_git import GitError, LocalRepo
 from app.errors import ConfigError
+from app.git import GitError, LocalRepo
 from app.indexing import store
 
 IndexedReader = Callable[[str], bytes | None]

@@ -16,7 +16,6 @@ bytes are read on demand, so a streamed archive is never written to disk.
 from __future__ import annotations
 
 import os
-import subprocess
 import tomllib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from typing import Protocol
 import pathspec
 
 from app.errors import ConfigError
+from app.git import GitError, run_git
 from app.indexing.files import DEFAULT_MAX_FILE_BYTES, VENDORED_DIRS
 from app.indexing.languages import BY_NAME, detect_language
 
@@ -186,17 +186,10 @@ class DirectorySource:
 def git_head(root: Path) -> str | None:
     """The commit checked out at ``root``, when it is a git work tree."""
     try:
-        done = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
+        sha = run_git(root, "rev-parse", "HEAD", timeout=10).decode().strip()
+    except GitError:
         return None
-    sha = done.stdout.strip()
-    return sha if done.returncode == 0 and len(sha) in (40, 64) else None
+    return sha if len(sha) in (40, 64) else None
 
 
 def pruned(parts: tuple[str, ...]) -> bool:

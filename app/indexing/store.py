@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pgvector import HalfVector, Vector
+from pgvector import HalfVector
 from pgvector.psycopg import register_vector
 from sqlalchemy import Connection, bindparam, delete, select, text, update
 
-from app.db.models import CodeChunk, EmbeddingCache, Repository, SourceFile, SummaryCache
+from app.db.models import CodeChunk, Repository, SourceFile
 from app.indexing.chunks import Chunk
+from app.indexing.identifiers import split_identifier
 from app.indexing.links import LINK_VERSION, Link
-from app.indexing.summarizer import split_identifier
 
 CHUNK_COPY_COLUMNS = (
     "repository_id",
@@ -339,156 +338,3 @@ def search_text(chunk: Chunk, summary: str | None) -> str:
 def _clean(value: str) -> str:
     """PostgreSQL text cannot hold NUL; lenient decoding can leave one in."""
     return value.replace("\x00", "\ufffd")
-
-
-# -- chunks that need a better summary or a vector --------------------------------------
-
-
-@dataclass(frozen=True)
-class StaleChunk:
-    id: int
-    chunk: Chunk
-    nl_summary: str | None
-    summarizer: str | None
-    summary_model: str | None
-    embedding_model: str | None
-    has_embedding: bool
-
-
-def stale_chunks(
-    conn: Connection,
-    repo_id: int,
-    *,
-    summary_model: str | None,
-    embedding_model: str,
-    limit: int = 1000,
-    after_id: int = 0,
-) -> list[StaleChunk]:
-    """Rows whose summary is not from ``summary_model`` (None: any summary will do) or
-    whose vector is missing or from another model; ``after_id`` pages through them."""
-    summary_stale = (
-        "summarizer IS NULL"
-        if summary_model is None
-        else "(summarizer IS DISTINCT FROM 'llm' OR summary_model IS DISTINCT FROM :sm)"
-    )
-    rows = conn.execute(
-        text(
-            "SELECT id, file_path, language, chunk_type, symbol_name, qualified_name, start_line,"
-            ' end_line, raw_code, signature, docstring, "references", content_hash, nl_summary,'
-            " summarizer, summary_model, embedding_model, embedding IS NOT NULL AS has_embedding"
-            " FROM code_chunks WHERE repository_id = :r AND id > :after AND"
-            f" ({summary_stale} OR embedding IS NULL OR embedding_model IS DISTINCT FROM :em)"
-            " ORDER BY id LIMIT :lim"
-        ),
-        {"r": repo_id, "sm": summary_model, "em": embedding_model, "after": after_id, "lim": limit},
-    )
-    return [
-        StaleChunk(
-            id=r.id,
-            chunk=Chunk(
-                file_path=r.file_path,
-                language=r.language,
-                chunk_type=r.chunk_type,
-                symbol_name=r.symbol_name,
-                qualified_name=r.qualified_name,
-                start_line=r.start_line,
-                end_line=r.end_line,
-                raw_code=r.raw_code,
-                segments=((r.start_line, r.end_line),),
-                signature=r.signature,
-                docstring=r.docstring,
-                references=tuple(r.references or ()),
-                content_hash=r.content_hash,
-            ),
-            nl_summary=r.nl_summary,
-            summarizer=r.summarizer,
-            summary_model=r.summary_model,
-            embedding_model=r.embedding_model,
-            has_embedding=r.has_embedding,
-        )
-        for r in rows
-    ]
-
-
-def update_chunk_models(conn: Connection, updates: Sequence[dict[str, Any]]) -> None:
-    """Set summaries and vectors: dicts of cid, summary, summarizer, model, embedding, emodel,
-    search_text."""
-    if updates:
-        conn.execute(
-            text(
-                "UPDATE code_chunks SET nl_summary = :summary, summarizer = :summarizer,"
-                " search_text = :search_text,"
-                " summary_model = :model, embedding = CAST(:embedding AS halfvec),"
-                " embedding_model = :emodel, updated_at = now() WHERE id = :cid"
-            ),
-            [
-                {**u, "embedding": Vector(u["embedding"]).to_text() if u["embedding"] else None}
-                for u in updates
-            ],
-        )
-
-
-# -- caches ------------------------------------------------------------------------------
-
-
-def cached_summaries(conn: Connection, model: str, hashes: Iterable[str]) -> dict[str, str]:
-    wanted = sorted(set(hashes))
-    if not wanted:
-        return {}
-    rows = conn.execute(
-        select(SummaryCache.content_hash, SummaryCache.summary).where(
-            SummaryCache.model == model, SummaryCache.content_hash.in_(wanted)
-        )
-    )
-    return {r.content_hash: r.summary for r in rows}
-
-
-def store_summaries(conn: Connection, model: str, summaries: dict[str, str]) -> None:
-    if summaries:
-        conn.execute(
-            text(
-                "INSERT INTO summary_cache (content_hash, model, summarizer, summary)"
-                " VALUES (:h, :m, 'llm', :s) ON CONFLICT DO NOTHING"
-            ),
-            [{"h": h, "m": model, "s": s} for h, s in summaries.items()],
-        )
-
-
-def embedding_key(content_hash: str, summary: str) -> str:
-    """Cache key of a vector: the chunk's content hash and its summary, not its path, so a
-    renamed file reuses its vectors (their header keeps the path they were made with)."""
-    return hashlib.sha256(f"{content_hash}\0{summary}".encode()).hexdigest()
-
-
-def cached_embeddings(conn: Connection, model: str, keys: Iterable[str]) -> dict[str, list[float]]:
-    wanted = sorted(set(keys))
-    if not wanted:
-        return {}
-    rows = conn.execute(
-        select(EmbeddingCache.text_hash, EmbeddingCache.embedding).where(
-            EmbeddingCache.model == model, EmbeddingCache.text_hash.in_(wanted)
-        )
-    )
-    return {r.text_hash: _as_list(r.embedding) for r in rows}
-
-
-def store_embeddings(conn: Connection, model: str, vectors: dict[str, list[float]]) -> None:
-    if vectors:
-        conn.execute(
-            text(
-                "INSERT INTO embedding_cache (text_hash, model, embedding, dims)"
-                " VALUES (:k, :m, CAST(:v AS vector), :d) ON CONFLICT DO NOTHING"
-            ),
-            [
-                {"k": k, "m": model, "v": Vector(v).to_text(), "d": len(v)}
-                for k, v in vectors.items()
-            ],
-        )
-
-
-def _as_list(value: object) -> list[float]:
-    if hasattr(value, "tolist"):
-        return list(value.tolist())
-    if hasattr(value, "to_list"):
-        return list(value.to_list())
-    return [float(x) for x in value]  # type: ignore[attr-defined]

@@ -11,7 +11,6 @@ secret-looking strings before it is sent.
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import re
@@ -28,12 +27,14 @@ from openai.types.chat import ChatCompletion
 
 from app.config import Settings
 from app.indexing.chunks import Chunk
+from app.indexing.identifiers import split_identifier
 from app.llm.client import (
     attempt_timeout,
     describe_model_failure,
     make_openai_client,
     retryable,
 )
+from app.llm.fences import fence_for
 from app.llm.pacing import MIN_ATTEMPT_SECONDS, AdaptiveLimit, Deadline, backoff, retry_after
 from app.llm.redact import redact_secrets
 from app.logs import kv
@@ -122,17 +123,6 @@ def _identifier_words(chunk: Chunk, limit: int = 12) -> list[str]:
             if len(word) > 2 and word not in _STOPWORDS:
                 counts[word] = counts.get(word, 0) + 1
     return [w for w, _ in sorted(counts.items(), key=lambda kv_: (-kv_[1], kv_[0]))[:limit]]
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def split_identifier(identifier: str) -> tuple[str, ...]:
-    """``parseHTTPResponse_v2`` -> ``("parse", "http", "response", "v", "2")``. Cached: an
-    index splits the same names millions of times."""
-    words = _WORD.findall(identifier)
-    return tuple(w.lower() for w in words)
-
-
-_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
 _STOPWORDS = frozenset(
@@ -284,7 +274,7 @@ class _Stopped(Exception):
 
 def _chunk_block(index: int, chunk: Chunk) -> str:
     code = redact_secrets(chunk.raw_code)
-    fence = "`" * max(3, _longest_backtick_run(code) + 1)
+    fence = fence_for(code)
     kind = f"{chunk.chunk_type}, {chunk.language or 'text'}"
     context = f"\nenclosing signature: {chunk.signature}" if chunk.chunk_type == "window" else ""
     return (
@@ -292,10 +282,6 @@ def _chunk_block(index: int, chunk: Chunk) -> str:
         f"symbol: {chunk.qualified_name or chunk.symbol_name} ({kind}){context}\n"
         f"{fence}\n{code}\n{fence}"
     )
-
-
-def _longest_backtick_run(text: str) -> int:
-    return max((len(m) for m in re.findall(r"`+", text)), default=0)
 
 
 def parse_summaries(content: str) -> dict[int, str]:

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from app.indexing.chunks import Chunk, segments_of
 
 #: (1-based line number, the line's text without its newline)
 Line = tuple[int, str]
@@ -63,3 +66,40 @@ def split_windows(lines: Sequence[Line], limits: ChunkLimits) -> list[list[Line]
             break
         i = max(j - limits.overlap_lines, i + 1)
     return windows
+
+
+def window_chunks(path: str, text: str, language: str | None, limits: ChunkLimits) -> list[Chunk]:
+    """The fallback: non-blank stretches of ``text`` cut into overlapping windows."""
+    lines = [(i + 1, line) for i, line in enumerate(text.split("\n"))]
+    while lines and not lines[-1][1].strip():
+        lines.pop()
+    while lines and not lines[0][1].strip():
+        lines.pop(0)
+    name = PurePosixPath(path).name
+    return [
+        chunk_from_lines(path, language, "window", name, path, window)
+        for window in split_windows(lines, limits)
+    ]
+
+
+def chunk_from_lines(
+    path: str,
+    language: str | None,
+    chunk_type: str,
+    symbol: str | None,
+    qualified: str | None,
+    lines: list[Line],
+    segments: tuple[tuple[int, int], ...] | None = None,
+    **extra: object,
+) -> Chunk:
+    """A chunk of ``lines`` (with ``segments``, else the runs of their line numbers)."""
+    return Chunk.build(
+        file_path=path,
+        language=language,
+        chunk_type=chunk_type,
+        symbol_name=symbol,
+        qualified_name=qualified,
+        segments=segments or segments_of([n for n, _ in lines]),
+        raw_code="\n".join(t for _, t in lines),
+        **extra,  # type: ignore[arg-type]
+    )

@@ -19,11 +19,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 
 import procrastinate
@@ -31,13 +30,11 @@ from procrastinate import JobContext
 from procrastinate.exceptions import AlreadyEnqueued, UniqueViolation
 from procrastinate.jobs import Job
 from procrastinate.manager import JobManager
-from sqlalchemy import Engine
 from sqlalchemy.engine import URL
 
-from app.config import Settings
-from app.github.client import GitHubApp
 from app.jobs.retry import RetryByErrorKind
 from app.logs import kv
+from app.runtime import Runtime
 
 #: At most 6 runs over about a minute (2, 4, 8, 16, 32 s between them), for transient
 #: failures only; a permanent one fails at once.
@@ -50,18 +47,6 @@ SUPERSEDE = (
 #: A supervised worker that ran this long is healthy again: its backoff starts over.
 HEALTHY_RUN_SECONDS = 60.0
 MAX_RESTART_DELAY = 10.0
-
-
-@dataclass(frozen=True)
-class Runtime:
-    """What tasks need: settings, the engine, and one GitHub App client per process."""
-
-    settings: Settings
-    engine: Engine
-
-    @cached_property
-    def github(self) -> GitHubApp:
-        return GitHubApp(self.settings)
 
 
 log = logging.getLogger(__name__)
@@ -185,3 +170,15 @@ async def work(app: procrastinate.App, run: Runtime) -> None:
             delay = 1.0
         await asyncio.sleep(delay)
         delay = min(delay * 2, MAX_RESTART_DELAY)
+
+
+async def work_until_signalled(url: URL, run: Runtime) -> None:
+    """Open the queue at ``url`` and work until SIGTERM or SIGINT (``reviewbot worker``)."""
+    async with opened_queue(url) as app:
+        running = asyncio.current_task()
+        assert running is not None
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, running.cancel)
+        with contextlib.suppress(asyncio.CancelledError):
+            await work(app, run)

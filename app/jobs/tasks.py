@@ -12,10 +12,11 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from procrastinate import JobContext
-from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
+from app.db.queries.job_errors import prune_job_errors, record_job_error
 from app.errors import ReviewbotError
+from app.flows import conversation, feedback, index, redelivery, review
 from app.jobs.queue import RETRY, queue, recover_stalled_jobs, runtime
 from app.jobs.retry import is_transient
 from app.logs import kv, mask_secrets, secret_values
@@ -69,19 +70,7 @@ def _record_failure(context: JobContext, exc: Exception) -> None:
     )
     try:
         with run.engine.begin() as conn:
-            conn.execute(
-                text(
-                    "INSERT INTO job_errors (job_id, task, attempt, transient, error)"
-                    " VALUES (:j, :t, :a, :tr, :e)"
-                ),
-                {
-                    "j": job.id,
-                    "t": job.task_name,
-                    "a": job.attempts + 1,
-                    "tr": transient,
-                    "e": message,
-                },
-            )
+            record_job_error(conn, job.id, job.task_name, job.attempts + 1, transient, message)
     except DBAPIError:  # the database is what failed: the log line above has it
         log.warning(kv("job.error_not_recorded", job_id=job.id))
 
@@ -91,25 +80,24 @@ def _record_failure(context: JobContext, exc: Exception) -> None:
 def review_pull_request(
     context: JobContext, repo: str, installation_id: int, pr_number: int, full: bool = False
 ) -> None:
-    from app.github.review_flow import review_pull_request as run
 
-    run(runtime(context), repo, installation_id, pr_number, full=full, job_id=context.job.id)
+    review.review_pull_request(
+        runtime(context), repo, installation_id, pr_number, full=full, job_id=context.job.id
+    )
 
 
 @queue.task(name="index_repository", pass_context=True, retry=RETRY)
 @recorded
 def index_repository(context: JobContext, repo: str, installation_id: int, full: bool) -> None:
-    from app.github.repo_index import index_repository as run
 
-    run(runtime(context), repo, installation_id, full=full)
+    index.index_repository(runtime(context), repo, installation_id, full=full)
 
 
 @queue.task(name="purge_repository", pass_context=True, retry=RETRY)
 @recorded
 def purge_repository(context: JobContext, repo: str) -> None:
-    from app.github.repo_index import purge_repository as run
 
-    run(runtime(context), repo)
+    index.purge_repository(runtime(context), repo)
 
 
 @queue.task(name="pr_command", pass_context=True, retry=RETRY)
@@ -123,9 +111,10 @@ def pr_command(
     user: str | None,
     comment_id: int | None,
 ) -> None:
-    from app.github.review_flow import run_command
 
-    run_command(runtime(context), repo, installation_id, pr_number, command, user, comment_id)
+    review.run_command(
+        runtime(context), repo, installation_id, pr_number, command, user, comment_id
+    )
 
 
 @queue.periodic(cron="* * * * *", periodic_id="retry_stalled_jobs")
@@ -145,12 +134,13 @@ async def retry_stalled_jobs(context: JobContext, timestamp: int) -> None:
 @recorded
 def recover_missed_deliveries(context: JobContext, timestamp: int) -> None:
     """Deliveries GitHub could not make while reviewbot was down are asked for again."""
-    from app.github.redelivery import recover_missed_deliveries as recover
 
     run = runtime(context)
     if not run.settings.github_app_configured or run.settings.redelivery_window_hours <= 0:
         return
-    asked = recover(run.github, run.engine, run.settings.redelivery_window_hours)
+    asked = redelivery.recover_missed_deliveries(
+        run.github, run.engine, run.settings.redelivery_window_hours
+    )
     if asked:
         log.warning(kv("webhook.redeliveries_requested", count=asked))
 
@@ -163,10 +153,7 @@ async def prune_finished_jobs(context: JobContext, timestamp: int) -> None:
         nb_hours=FINISHED_JOBS_KEPT_HOURS, include_failed=True
     )
     with runtime(context).engine.begin() as conn:
-        conn.execute(
-            text("DELETE FROM job_errors WHERE created_at < now() - make_interval(hours => :h)"),
-            {"h": FINISHED_JOBS_KEPT_HOURS},
-        )
+        prune_job_errors(conn, FINISHED_JOBS_KEPT_HOURS)
 
 
 @queue.task(name="answer_question", pass_context=True, retry=RETRY)
@@ -180,9 +167,10 @@ def answer_question(
     user: str | None,
     comment_id: int,
 ) -> None:
-    from app.github.conversation_flow import answer_question as run
 
-    run(runtime(context), repo, installation_id, pr_number, question, user, comment_id)
+    conversation.answer_question(
+        runtime(context), repo, installation_id, pr_number, question, user, comment_id
+    )
 
 
 @queue.task(name="answer_reply", pass_context=True, retry=RETRY)
@@ -197,14 +185,14 @@ def answer_reply(
     said: str,
     user: str | None,
 ) -> None:
-    from app.github.conversation_flow import answer_reply as run
 
-    run(runtime(context), repo, installation_id, pr_number, comment_id, parent_id, said, user)
+    conversation.answer_reply(
+        runtime(context), repo, installation_id, pr_number, comment_id, parent_id, said, user
+    )
 
 
 @queue.task(name="collect_feedback", pass_context=True, retry=RETRY)
 @recorded
 def collect_feedback(context: JobContext, repo: str, installation_id: int, pr_number: int) -> None:
-    from app.github.feedback_flow import collect_feedback as run
 
-    run(runtime(context), repo, installation_id, pr_number)
+    feedback.collect_feedback(runtime(context), repo, installation_id, pr_number)

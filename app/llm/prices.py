@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from app.config import Settings
+
 #: model -> (USD per 1M input tokens, USD per 1M output tokens)
 DEFAULT_PRICES: dict[str, tuple[float, float]] = {
     "gpt-4o": (2.50, 10.00),
@@ -30,3 +32,8 @@ def estimated_cost(
     if price is None:
         return None
     return (input_tokens * price[0] + output_tokens * price[1]) / 1_000_000
+
+
+def model_prices(settings: Settings) -> dict[str, tuple[float, float]]:
+    """The built-in table with ``REVIEWBOT_MODEL_PRICES`` over it."""
+    return DEFAULT_PRICES | settings.model_prices

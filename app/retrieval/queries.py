@@ -10,6 +10,7 @@ for the ``change`` view instead.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -19,8 +20,12 @@ import openai
 
 from app.diff.changed import ChangedFunction
 from app.diff.parse import FileDiff
-from app.indexing.summarizer import heuristic_summary, split_identifier
+from app.indexing.identifiers import split_identifier
+from app.indexing.summarizer import heuristic_summary
 from app.llm.redact import redact_secrets
+from app.logs import kv
+
+log = logging.getLogger(__name__)
 
 DESCRIBE = Template(
     resources.files("app.retrieval").joinpath("prompts/describe_change.txt").read_text("utf-8")
@@ -122,12 +127,20 @@ def describe_change_with_llm(
             max_tokens=max_tokens,
             response_format={"type": "json_object"},
         )
-    except (openai.APIConnectionError, openai.APIStatusError):
-        return None
+    except (openai.APIConnectionError, openai.APIStatusError) as exc:
+        log.warning(
+            kv(
+                "retrieval.describe_failed",
+                function=function.qualified_name,
+                error=type(exc).__name__,
+            )
+        )
+        return None  # the heuristic description serves instead
     content = response.choices[0].message.content if response.choices else None
     try:
         data = json.loads(content or "")
     except json.JSONDecodeError:
+        log.warning(kv("retrieval.describe_unreadable", function=function.qualified_name))
         return None
     text = data.get("description") if isinstance(data, dict) else None
     return " ".join(text.split())[:1000] if isinstance(text, str) and text.strip() else None

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
+from app.llm.fences import fence_for
+
 
 @dataclass(frozen=True)
 class ContextChunk:
@@ -128,21 +130,13 @@ def _overlap(a: ContextChunk, b: ContextChunk) -> bool:
 
 def render_context_block(chunk: ContextChunk) -> str:
     """How a chunk appears in the review prompt."""
-    fence = "`" * max(3, _longest_backticks(chunk.code) + 1)
+    fence = fence_for(chunk.code)
     name = chunk.qualified_name or chunk.symbol_name or ""
     summary = f"\n{chunk.summary}" if chunk.summary else ""
     return (
         f"### {chunk.file_path}:{chunk.start_line}-{chunk.end_line} {name} ({chunk.chunk_type})"
         f"{summary}\n{fence}{chunk.language or ''}\n{chunk.code}\n{fence}"
     )
-
-
-def _longest_backticks(text: str) -> int:
-    run = best = 0
-    for ch in text:
-        run = run + 1 if ch == "`" else 0
-        best = max(best, run)
-    return best
 
 
 def pack(

@@ -5,12 +5,13 @@ returning chunk ids best first per query; the structural signal is in
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from pgvector import Vector
 from sqlalchemy import Connection, text
 
+from app.db.frequent_words import frequent_words
 from app.db.vector_index import cosine_distance
 
 DISTANCE = cosine_distance("c.embedding", "q.v")
@@ -52,10 +53,12 @@ def vector_signals(
     return _per_query(rows, len(vectors))
 
 
-def lexical_query(terms: Sequence[str]) -> str:
-    """A tsquery matching any word of ``terms`` (longer than two characters), or ''."""
+def lexical_query(terms: Sequence[str], frequent: Collection[str] = frozenset()) -> str:
+    """A tsquery matching any word of ``terms`` (longer than two characters) except the
+    repository's ``frequent`` ones, or ''. When every word is frequent, all are kept."""
     words = sorted({w.lower() for t in terms for w in re.findall(r"[A-Za-z0-9]+", t) if len(w) > 2})
-    return " | ".join(words[:MAX_LEXICAL_WORDS])
+    rare = [w for w in words if w not in frequent] or words
+    return " | ".join(rare[:MAX_LEXICAL_WORDS])
 
 
 def lexical_signals(
@@ -66,8 +69,10 @@ def lexical_signals(
     k: int,
 ) -> list[list[int]]:
     """For each list of terms, full-text search over identifier words, references and
-    summaries (any term matches), best first: all in one statement."""
-    queries = [lexical_query(terms) for terms in term_lists]
+    summaries (any term but the repository's frequent words matches), best first: all
+    in one statement."""
+    common = frequent_words(conn, repo_id)
+    queries = [lexical_query(terms, common) for terms in term_lists]
     if not any(queries):
         return [[] for _ in queries]
     rows = conn.execute(

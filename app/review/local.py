@@ -9,9 +9,9 @@ import openai
 from sqlalchemy import Engine
 
 from app.config import Settings
-from app.diff.local_git import LocalRepo
 from app.diff.parse import parse_diff
-from app.indexing.archive import GitArchiveSource
+from app.git import LocalRepo
+from app.indexing.archive import GitArchiveSource, archive_limits
 from app.indexing.embedder import Embedder
 from app.indexing.indexer import Indexer, IndexReport, Progress
 from app.indexing.source_tree import CONFIG_FILE
@@ -60,7 +60,7 @@ def review_local(
         if config_bytes is not None
         else ReviewConfig()
     )
-    source = GitArchiveSource(str(repo.root), base_sha, config_bytes, settings.archive_limits)
+    source = GitArchiveSource(str(repo.root), base_sha, config_bytes, archive_limits(settings))
     report = Indexer(
         engine, name, source, embedder=embedder, summarizer=summarizer, progress=progress
     ).run()

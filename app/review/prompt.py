@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from importlib import resources
 from string import Template
 
+from app.llm.fences import fence_for
 from app.llm.redact import redact_secrets
 from app.retrieval.ranking import ContextChunk, render_context_block
 
@@ -37,14 +38,9 @@ REPAIR = (
 
 
 def data_fence(*texts: str) -> str:
-    """A backtick fence longer than any run of backticks in ``texts``: data cannot close it."""
-    longest = 0
-    for text in texts:
-        run = 0
-        for ch in text:
-            run = run + 1 if ch == "`" else 0
-            longest = max(longest, run)
-    return "`" * max(4, longest + 1)
+    """The fence around data in a prompt: four backticks at least, so the three of code
+    blocks inside the data stay data."""
+    return fence_for(*texts, shortest=4)
 
 
 def build_prompt(

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import text
 
+from app.flows.conversation import answer_question, answer_reply
+from app.flows.feedback import collect_feedback
+from app.flows.review import review_pull_request
 from app.github.client import GitHubError
-from app.github.conversation_flow import answer_question, answer_reply
-from app.github.feedback_flow import collect_feedback
-from app.github.review_flow import review_pull_request
-from app.jobs.queue import Runtime
 from app.review.model import ReviewModelError
+from app.runtime import Runtime
 from tests.conftest import GITHUB_INSTALLATION, GITHUB_REPO
 from tests.e2e.test_conversations import _answers, _model
 from tests.fakes.github_server import FakeGitHub

@@ -13,9 +13,9 @@ from fastapi.testclient import TestClient
 from pydantic import SecretStr
 from sqlalchemy import Engine, text
 
+from app.api.dashboard.auth import MAX_FAILURES, SESSION_COOKIE
 from app.api.main import create_app
 from app.config import Settings
-from app.dashboard.auth import MAX_FAILURES, SESSION_COOKIE
 from tests.dashboard_data import (
     ADMIN_TOKEN,
     CLI_REPO,

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import Engine, text
 
+from app.flows.review import review_pull_request, run_command
 from app.github.client import GitHubError
-from app.github.review_flow import review_pull_request, run_command
-from app.jobs.queue import Runtime
 from app.jobs.retry import is_transient
 from app.review.model import ReviewFormatError
 from app.review.prompt import REPAIR
+from app.runtime import Runtime
 from tests.conftest import GITHUB_INSTALLATION, GITHUB_REPO
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.openai_server import CHAT, FakeOpenAI

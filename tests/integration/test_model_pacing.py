@@ -12,7 +12,7 @@ from pydantic import SecretStr
 from sqlalchemy import Engine
 
 from app.config import Settings
-from app.indexing import indexer
+from app.indexing import enrichment
 from app.indexing.embedder import select_embedder
 from app.indexing.files import chunk_file
 from app.indexing.indexer import Indexer
@@ -109,7 +109,7 @@ def test_embeddings_end_within_the_budget_and_keep_what_was_made(
     vectors made in time are stored, and the rest of the rows wait for the next run."""
     fake_openai.one_at_a_time, fake_openai.embedding_seconds = True, 0.5
     settings = _settings(fake_openai, 5.0, 1.2, embedding_batch_size=4)
-    monkeypatch.setattr(indexer, "EMBED_SLICE", 4)
+    monkeypatch.setattr(enrichment, "EMBED_SLICE", 4)
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "steps.py").write_text(SOURCE)
     started = time.monotonic()

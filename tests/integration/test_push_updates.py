@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, text
 
-from app.github import repo_index
+from app.flows import index as repo_index
+from app.flows.index import index_at, index_repository
 from app.github.client import RepoApi
-from app.github.repo_index import index_at, index_repository
 from app.indexing.archive import ArchiveLimits, GitArchiveSource
 from app.indexing.embedder import select_embedder
 from app.indexing.indexer import Indexer
-from app.jobs.queue import Runtime
+from app.runtime import Runtime
 from tests.conftest import GITHUB_INSTALLATION, GITHUB_REPO
 from tests.fakes.github_server import FakeGitHub
 

@@ -6,8 +6,8 @@ import time
 
 from sqlalchemy import text
 
-from app.github.redelivery import recover_missed_deliveries
-from app.jobs.queue import Runtime
+from app.flows.redelivery import recover_missed_deliveries
+from app.runtime import Runtime
 from tests.e2e.test_github_app import SECRET, free_port, pr_event
 from tests.fakes.github_server import FakeGitHub
 

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 from app.config import Settings
-from app.diff.local_git import GitError, LocalRepo
 from app.errors import ConfigError
+from app.git import GitError, LocalRepo
 from app.indexing.embedder import select_embedder
 from app.indexing.summarizer import select_summarizer
 from app.llm.client import make_openai_client

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from sqlalchemy import text
 
+from app.flows.review import review_pull_request
 from app.github.client import web_url
-from app.github.review_flow import review_pull_request
-from app.jobs.queue import Runtime
+from app.runtime import Runtime
 from tests.conftest import GITHUB_INSTALLATION, GITHUB_REPO
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.openai_server import CHAT, FakeOpenAI

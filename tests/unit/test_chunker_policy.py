@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from app.indexing.chunker import chunk_text
-from app.indexing.files import changed_chunks, changed_functions, chunk_file, skip_reason
+from app.indexing.files import changed_chunks, chunk_file, skip_reason
 from app.indexing.languages import BY_NAME, detect_language
 from app.indexing.windows import ChunkLimits, split_windows
 
@@ -165,7 +165,8 @@ class Service:
 
 def test_changed_lines_map_to_the_most_specific_chunk() -> None:
     def names(lines: list[int]) -> list[str | None]:
-        return [c.qualified_name for c in changed_functions("svc.py", SERVICE, PY, lines)]
+        chunks = chunk_text("svc.py", SERVICE, PY)
+        return [c.qualified_name for c in changed_chunks(chunks, lines)]
 
     assert names([10]) == ["Service.start"]  # body line
     assert names([9]) == ["Service.start"]  # signature line: the method, not the class

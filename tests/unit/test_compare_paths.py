@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.github.repo_index import changed_paths
+from app.flows.index import changed_paths
 
 FILES = [
     {"filename": "a.py", "status": "added"},

@@ -10,10 +10,10 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 from pydantic import SecretStr
 
-from app.dashboard.auth import Keys
-from app.dashboard.chart import Bar, bar_chart
-from app.dashboard.present import HIDDEN, ago, dollars, duration, visible_args
-from app.dashboard.spend import spend_by_day
+from app.api.dashboard.auth import Keys
+from app.api.dashboard.chart import Bar, bar_chart
+from app.api.dashboard.present import HIDDEN, ago, dollars, duration, visible_args
+from app.api.dashboard.spend import spend_by_day
 from app.db.queries.usage import DailyUsage
 from app.llm.prices import DEFAULT_PRICES, estimated_cost
 

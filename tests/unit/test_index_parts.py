@@ -5,13 +5,15 @@ from pathlib import Path
 import pytest
 
 from app.errors import ConfigError
+from app.indexing.batches import match_chunks
+from app.indexing.caches import embedding_key
 from app.indexing.chunker import chunk_text
 from app.indexing.embedder import embedding_text, hash_vector, pad
-from app.indexing.indexer import match_chunks
+from app.indexing.identifiers import split_identifier
 from app.indexing.languages import BY_NAME
 from app.indexing.source_tree import RepoConfig, parse_repo_config, walk_tree
-from app.indexing.store import StoredChunk, embedding_key
-from app.indexing.summarizer import heuristic_summary, parse_summaries, split_identifier
+from app.indexing.store import StoredChunk
+from app.indexing.summarizer import heuristic_summary, parse_summaries
 from app.llm.redact import REDACTED, redact_secrets
 from app.llm.tokens import estimate_tokens
 

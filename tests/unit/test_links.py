@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -281,5 +284,50 @@ def test_links_of_arbitrary_text_are_well_formed(path: str, source: str) -> None
         assert 1 <= link.line <= lines
         assert link.name and (len(link.name) > 1 or link.name == "*")
         assert 0 < link.confidence <= 1
-        assert link.kind in {"use", "import"}
+        assert link.kind in {"use", "type", "import"}
         assert (link.target is None) == (link.match == "name")
+
+
+def test_a_deleted_function_still_knows_what_it_used() -> None:
+    old = (
+        "from pkg.tax import vat\n\n\ndef price(x):\n    return vat(x)\n\n\n"
+        "def keep():\n    return 1\n"
+    )
+    new = "def keep():\n    return 1\n"
+    diff = (
+        "diff --git a/shop.py b/shop.py\n--- a/shop.py\n+++ b/shop.py\n@@ -1,9 +1,2 @@\n"
+        + "".join(f"-{line}\n" for line in old.splitlines()[:7])
+        + " def keep():\n     return 1\n"
+    )
+    sides = {"old": old.encode(), "new": new.encode()}
+    changed = changed_functions(parse_diff(diff.encode()), lambda path, side: sides[side])
+    [deleted] = [c for c in changed if c.symbol_name == "price"]
+    assert deleted.status == "deleted"
+    assert "vat" in {k.name for k in deleted.uses}  # the old side's links, found on demand
+
+
+def test_file_versions_are_read_concurrently_and_each_once() -> None:
+    files = [f"m{n}.py" for n in range(12)]
+    diff = "".join(
+        f"diff --git a/{f} b/{f}\n--- a/{f}\n+++ b/{f}\n@@ -1,2 +1,2 @@\n"
+        " def f():\n-    return 1\n+    return 2\n"
+        for f in files
+    )
+    active, most, reads = 0, 0, []
+    lock = threading.Lock()
+
+    def read(path: str, side: str) -> bytes:
+        nonlocal active, most
+        with lock:
+            active += 1
+            most = max(most, active)
+            reads.append((path, side))
+        time.sleep(0.02)  # a GitHub request
+        with lock:
+            active -= 1
+        return f"def f():\n    return {2 if side == 'new' else 1}\n".encode()
+
+    changed = changed_functions(parse_diff(diff.encode()), read)
+    assert [c.file_path for c in changed] == files  # in diff order
+    assert sorted(reads) == sorted({(f, s) for f in files for s in ("old", "new")})
+    assert most > 1

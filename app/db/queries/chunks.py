@@ -14,3 +14,16 @@ def chunk_code(conn: Connection, ids: Sequence[int]) -> dict[int, str]:
         {"ids": list(ids)},
     )
     return {int(r.id): str(r.raw_code) for r in rows}
+
+
+def count_chunks(conn: Connection, repo_id: int) -> int:
+    return int(
+        conn.execute(
+            text("SELECT count(*) FROM code_chunks WHERE repository_id = :r"), {"r": repo_id}
+        ).scalar_one()
+    )
+
+
+def last_chunk_id(conn: Connection) -> int:
+    """The newest chunk id of any repository (0 when there is none)."""
+    return int(conn.execute(text("SELECT coalesce(max(id), 0) FROM code_chunks")).scalar_one())

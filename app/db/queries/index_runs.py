@@ -3,6 +3,7 @@ last run skipped."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -67,3 +68,71 @@ def index_run_page(
         {"r": repo_id, "b": before_id, "n": limit},
     )
     return [index_run_row(r._mapping) for r in rows]
+
+
+def last_index_stats(conn: Connection, repo: str) -> dict[str, Any] | None:
+    """What the newest index run of ``repo`` reported (``reviewbot index --json``)."""
+    found: dict[str, Any] | None = conn.execute(
+        text(
+            "SELECT r.stats FROM index_runs r JOIN repositories p ON p.id = r.repository_id"
+            " WHERE p.full_name = :n ORDER BY r.id DESC LIMIT 1"
+        ),
+        {"n": repo},
+    ).scalar()
+    return found
+
+
+def index_model_totals(conn: Connection) -> tuple[int, int]:
+    """Model calls and tokens over every index run."""
+    calls, tokens = conn.execute(
+        text(
+            "SELECT coalesce(sum(summary_calls + embedding_calls), 0), coalesce(sum("
+            "summary_prompt_tokens + summary_completion_tokens + embedding_tokens), 0)"
+            " FROM index_runs"
+        )
+    ).one()
+    return int(calls), int(tokens)
+
+
+def record_index_run(
+    conn: Connection,
+    repo_id: int,
+    *,
+    failed: bool,
+    full: bool,
+    commit: str | None,
+    summary_model: str,
+    embedding_model: str,
+    stats: dict[str, object],
+    summary_usage: tuple[int, int, int],
+    embedding_usage: tuple[int, int],
+    wall_seconds: float,
+    error: str | None,
+) -> None:
+    """One finished run: ``summary_usage`` is (calls, prompt, completion tokens),
+    ``embedding_usage`` (calls, tokens)."""
+    conn.execute(
+        text(
+            'INSERT INTO index_runs (repository_id, status, "full", commit_sha,'
+            " summary_model, embedding_model, stats, summary_calls, summary_prompt_tokens,"
+            " summary_completion_tokens, embedding_calls, embedding_tokens, wall_seconds,"
+            " error, finished_at) VALUES (:r, :st, :f, :c, :sm, :em, CAST(:stats AS jsonb),"
+            " :sc, :spt, :sct, :ec, :et, :w, :err, now())"
+        ),
+        {
+            "r": repo_id,
+            "st": "failed" if failed else "succeeded",
+            "f": full,
+            "c": commit,
+            "sm": summary_model,
+            "em": embedding_model,
+            "stats": json.dumps(stats, sort_keys=True),
+            "sc": summary_usage[0],
+            "spt": summary_usage[1],
+            "sct": summary_usage[2],
+            "ec": embedding_usage[0],
+            "et": embedding_usage[1],
+            "w": wall_seconds,
+            "err": error,
+        },
+    )

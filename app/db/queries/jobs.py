@@ -5,7 +5,7 @@ procrastinate's job manager lists jobs without a limit (``list_jobs`` returns ev
 matching row) and counts them per queue with a query that took 112 ms over 100,000
 jobs (``list_queues``; a plain count per status takes 36 ms), which a page view cannot
 afford; these read the table directly. Every change of a job's state (retry, cancel)
-goes through the job manager (``app/dashboard/actions.py``).
+goes through the job manager (``app/api/dashboard/actions.py``).
 """
 
 from __future__ import annotations
@@ -92,3 +92,11 @@ def job_page(
         )
         for r in rows
     ]
+
+
+def task_counts(conn: Connection) -> list[tuple[str, str, int]]:
+    """(task, status, jobs) for every pair present."""
+    rows = conn.execute(
+        text("SELECT task_name, status::text, count(*) FROM procrastinate_jobs GROUP BY 1, 2")
+    )
+    return [(str(t), str(s), int(n)) for t, s, n in rows]

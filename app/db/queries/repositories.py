@@ -100,3 +100,55 @@ def _repository_row(r: Row[Any]) -> RepositoryRow:
         languages=[(str(lang), int(n)) for lang, n in row["languages"]],
         last_run=index_run_row(row) if row["run_id"] is not None else None,
     )
+
+
+def installation_of(conn: Connection, repo: str) -> int | None:
+    """The GitHub App installation ``repo`` belongs to (None: unknown, or from the CLI)."""
+    found = conn.execute(
+        text("SELECT installation_id FROM repositories WHERE full_name = :n"), {"n": repo}
+    ).scalar()
+    return int(found) if found is not None else None
+
+
+def indexed_commit(conn: Connection, repo: str) -> str | None:
+    """The commit ``repo``'s index was last brought to."""
+    found = conn.execute(
+        text("SELECT last_indexed_commit FROM repositories WHERE full_name = :n"), {"n": repo}
+    ).scalar()
+    return str(found) if found is not None else None
+
+
+def has_chunks(conn: Connection, repo: str) -> bool:
+    return bool(
+        conn.execute(
+            text(
+                "SELECT EXISTS (SELECT 1 FROM code_chunks c JOIN repositories r ON r.id ="
+                " c.repository_id WHERE r.full_name = :n)"
+            ),
+            {"n": repo},
+        ).scalar()
+    )
+
+
+def index_state(conn: Connection, repo: str) -> tuple[str | None, int | None]:
+    """(the commit last indexed, the oldest link version among its files)."""
+    found = conn.execute(
+        text(
+            "SELECT r.last_indexed_commit, (SELECT min(f.link_version) FROM source_files f"
+            " WHERE f.repository_id = r.id) FROM repositories r WHERE r.full_name = :n"
+        ),
+        {"n": repo},
+    ).one_or_none()
+    return (found[0], found[1]) if found is not None else (None, None)
+
+
+def delete_repository(conn: Connection, repo: str) -> None:
+    """Forget ``repo``: its files, chunks, reviews and runs go with it (cascade)."""
+    conn.execute(text("DELETE FROM repositories WHERE full_name = :n"), {"n": repo})
+
+
+def mark_indexed(conn: Connection, repo_id: int, commit: str | None) -> None:
+    conn.execute(
+        text("UPDATE repositories SET last_indexed_commit = :c, updated_at = now() WHERE id = :r"),
+        {"c": commit, "r": repo_id},
+    )

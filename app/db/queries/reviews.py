@@ -80,3 +80,120 @@ def review_page(
         )
         for r in rows
     ]
+
+
+def posted_latencies(conn: Connection) -> list[float]:
+    """Seconds from intent to posted review, for every posted review."""
+    return [
+        float(s)
+        for s in conn.execute(
+            text(
+                "SELECT extract(epoch FROM updated_at - created_at) FROM reviews"
+                " WHERE status = 'posted'"
+            )
+        ).scalars()
+    ]
+
+
+# -- the review flow's bookkeeping (app/flows/review.py) --------------------------------
+
+
+def review_status(conn: Connection, repo_id: int, pr_number: int, head: str) -> str | None:
+    found = conn.execute(
+        text(
+            "SELECT status FROM reviews"
+            " WHERE repository_id = :r AND pr_number = :p AND head_sha = :h"
+        ),
+        {"r": repo_id, "p": pr_number, "h": head},
+    ).scalar()
+    return str(found) if found is not None else None
+
+
+def last_posted_head(conn: Connection, repo_id: int, pr_number: int, besides: str) -> str | None:
+    """The head of the PR's newest posted review other than ``besides``."""
+    found = conn.execute(
+        text(
+            "SELECT head_sha FROM reviews WHERE repository_id = :r AND pr_number = :p"
+            " AND status = 'posted' AND head_sha <> :h ORDER BY updated_at DESC LIMIT 1"
+        ),
+        {"r": repo_id, "p": pr_number, "h": besides},
+    ).scalar()
+    return str(found) if found is not None else None
+
+
+def posted_fingerprints(conn: Connection, repo_id: int, pr_number: int) -> list[str]:
+    """Fingerprints of every comment already posted on the PR."""
+    found = conn.execute(
+        text(
+            "SELECT coalesce(array_agg(f), '{}') FROM reviews, unnest(comment_fingerprints) f"
+            " WHERE repository_id = :r AND pr_number = :p"
+        ),
+        {"r": repo_id, "p": pr_number},
+    ).scalar_one()
+    return list(found)
+
+
+def claim_review(conn: Connection, repo_id: int, pr_number: int, base: str, head: str) -> None:
+    """Record the intent to review ``head`` (status ``posting``)."""
+    conn.execute(
+        text(
+            "INSERT INTO reviews (repository_id, pr_number, base_sha, head_sha, status)"
+            " VALUES (:r, :p, :b, :h, 'posting')"
+            " ON CONFLICT (repository_id, pr_number, head_sha)"
+            " DO UPDATE SET status = 'posting', updated_at = now()"
+        ),
+        {"r": repo_id, "p": pr_number, "b": base, "h": head},
+    )
+
+
+def finish_review(
+    conn: Connection,
+    repo_id: int,
+    pr_number: int,
+    head: str,
+    status: str,
+    review_id: int | None,
+    fingerprints: list[str],
+) -> None:
+    conn.execute(
+        text(
+            "UPDATE reviews SET status = :s, github_review_id = coalesce(:g, github_review_id),"
+            " comment_fingerprints = :f, comment_count = :n, updated_at = now(),"
+            " finished_at = now() WHERE repository_id = :r AND pr_number = :p AND head_sha = :h"
+        ),
+        {
+            "s": status,
+            "g": review_id,
+            "f": fingerprints,
+            "n": len(fingerprints),
+            "r": repo_id,
+            "p": pr_number,
+            "h": head,
+        },
+    )
+
+
+def add_review_tokens(
+    conn: Connection,
+    repo_id: int,
+    pr_number: int,
+    head: str,
+    model: str,
+    prompt_tokens: int,
+    completion_tokens: int,
+) -> None:
+    conn.execute(
+        text(
+            "UPDATE reviews SET model = :m, prompt_tokens = prompt_tokens + :pt,"
+            " completion_tokens = completion_tokens + :ct"
+            " WHERE repository_id = :r AND pr_number = :p AND head_sha = :h"
+        ),
+        {
+            "m": model,
+            "pt": prompt_tokens,
+            "ct": completion_tokens,
+            "r": repo_id,
+            "p": pr_number,
+            "h": head,
+        },
+    )

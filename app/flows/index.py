@@ -5,10 +5,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from sqlalchemy import text
-
+from app.db.queries.repositories import delete_repository, index_state
 from app.github.client import RepoApi
-from app.indexing.archive import TarballSource
+from app.indexing.archive import TarballSource, archive_limits
 from app.indexing.changed_files import ChangedFilesSource
 from app.indexing.embedder import select_embedder
 from app.indexing.indexer import Indexer, IndexOptions, IndexReport
@@ -16,8 +15,8 @@ from app.indexing.links import LINK_VERSION
 from app.indexing.source_tree import CONFIG_FILE, FileSource
 from app.indexing.store import repository_id
 from app.indexing.summarizer import select_summarizer
-from app.jobs.queue import Runtime
 from app.logs import kv
+from app.runtime import Runtime
 
 log = logging.getLogger(__name__)
 INDEX_LOCK_WAIT_SECONDS = 600.0
@@ -37,7 +36,7 @@ def index_at(run: Runtime, api: RepoApi, repo: str, ref: str, full: bool = False
             f"{repo}@{ref}",
             api.tarball(ref),
             api.content(CONFIG_FILE, ref),
-            run.settings.archive_limits,
+            archive_limits(run.settings),
         )
     report = Indexer(
         run.engine,
@@ -70,13 +69,7 @@ def changes_since(run: Runtime, api: RepoApi, repo: str, ref: str) -> ChangedFil
     comparison GitHub cut short (300 files) or refuses (too big), or a changed
     ``.reviewbot.toml`` (the index rules changed for every file)."""
     with run.engine.begin() as conn:
-        last, oldest_links = conn.execute(
-            text(
-                "SELECT r.last_indexed_commit, (SELECT min(f.link_version) FROM source_files f"
-                " WHERE f.repository_id = r.id) FROM repositories r WHERE r.full_name = :n"
-            ),
-            {"n": repo},
-        ).one_or_none() or (None, None)
+        last, oldest_links = index_state(conn, repo)
     if last is None or (oldest_links is not None and oldest_links < LINK_VERSION):
         return None
     head = api.commit_sha(ref)
@@ -135,5 +128,5 @@ def index_repository(run: Runtime, repo: str, installation_id: int, full: bool) 
 def purge_repository(run: Runtime, repo: str) -> None:
     """Forget a repository: its rows (files, chunks, reviews, index runs, by cascade)."""
     with run.engine.begin() as conn:
-        conn.execute(text("DELETE FROM repositories WHERE full_name = :n"), {"n": repo})
+        delete_repository(conn, repo)
     log.info(kv("repository.purged", repo=repo))

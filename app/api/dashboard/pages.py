@@ -8,12 +8,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
+from app.api.dashboard.chart import Bar, bar_chart
+from app.api.dashboard.guard import OperatorDep
+from app.api.dashboard.present import dollars, number
+from app.api.dashboard.spend import SpendDay, spend_by_day
+from app.api.dashboard.web import PAGE_SIZE, render
 from app.api.deps import EngineDep, SettingsDep
-from app.dashboard.chart import Bar, bar_chart
-from app.dashboard.guard import OperatorDep
-from app.dashboard.present import dollars, number
-from app.dashboard.spend import SpendDay, spend_by_day
-from app.dashboard.web import PAGE_SIZE, render
 from app.db.queries.chunks import chunk_code
 from app.db.queries.index_runs import index_run_page
 from app.db.queries.jobs import STATUSES, job_counts, job_page
@@ -23,6 +23,7 @@ from app.db.queries.usage import daily_usage
 from app.errors import ReviewbotError
 from app.indexing.embedder import select_embedder
 from app.indexing.store import find_repository
+from app.llm.prices import model_prices
 from app.retrieval.search import search
 
 router = APIRouter(prefix="/admin")
@@ -48,7 +49,7 @@ def overview(
     with engine.connect() as conn:
         found, reviews, jobs = totals(conn), review_counts(conn), job_counts(conn)
         usage = daily_usage(conn, SPEND_DAYS)
-    spend = spend_by_day(usage, settings.prices, datetime.now(UTC).date(), SPEND_DAYS)
+    spend = spend_by_day(usage, model_prices(settings), datetime.now(UTC).date(), SPEND_DAYS)
     context = _page(
         operator,
         "overview",

@@ -6,12 +6,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from app.db.review_feedback import FeedbackRow, record_feedback
+from app.db.queries.review_feedback import FeedbackRow, record_feedback
 from app.github.client import RepoApi
 from app.indexing.store import repository_id
-from app.jobs.queue import Runtime
 from app.logs import kv
 from app.review.feedback import finding_of, title_key, title_of, verdict
+from app.runtime import Runtime
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,5 @@
-"""A local git repository as the CLI's source of diffs, file versions and base trees."""
+"""Git: the one place reviewbot starts a git process (``run_git``), and a local
+repository as the CLI's source of diffs, file versions and base trees (``LocalRepo``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,27 @@ from app.errors import ReviewbotError
 
 class GitError(ReviewbotError):
     """A git command failed."""
+
+
+def run_git(root: Path, *args: str, stdin: bytes | None = None, timeout: float = 120) -> bytes:
+    """git's stdout for ``args`` run in ``root``; ``GitError`` with git's last words when
+    it fails, is missing or times out."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), *args],
+            input=stdin,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise GitError("git is not installed") from None
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise GitError(f"git {args[0]} failed: {type(exc).__name__}") from None
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GitError(f"git {args[0]} failed: {message[-1] if message else done.returncode}")
+    return done.stdout
 
 
 class LocalRepo:
@@ -24,20 +46,7 @@ class LocalRepo:
 
     def git_with_input(self, stdin: bytes | None, *args: str) -> bytes:
         """Run git in the repository; its stdout, or ``GitError`` with git's last words."""
-        try:
-            done = subprocess.run(
-                ["git", "-C", str(self.root), *args],
-                input=stdin,
-                capture_output=True,
-                timeout=120,
-                check=False,
-            )
-        except FileNotFoundError:
-            raise GitError("git is not installed") from None
-        if done.returncode != 0:
-            message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise GitError(f"git {args[0]} failed: {message[-1] if message else done.returncode}")
-        return done.stdout
+        return run_git(self.root, *args, stdin=stdin)
 
     def check(self) -> None:
         """Raise ``GitError`` unless ``root`` is inside a git work tree."""

@@ -14,9 +14,9 @@ from procrastinate.jobs import Status
 from sqlalchemy import Engine
 
 from app.api.admin import defer_index
+from app.api.dashboard.guard import FormDep
+from app.api.dashboard.web import redirect
 from app.api.deps import EngineDep, SettingsDep
-from app.dashboard.guard import FormDep
-from app.dashboard.web import redirect
 from app.db.queries.jobs import JobRow, job_page
 from app.db.queries.repositories import repository
 from app.logs import kv

@@ -13,23 +13,33 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 
+from app.db.queries import lock_until_commit
+from app.db.queries.repositories import has_chunks
+from app.db.queries.repositories import indexed_commit as repository_commit
+from app.db.queries.review_feedback import rejected_findings
+from app.db.queries.reviews import (
+    add_review_tokens,
+    claim_review,
+    finish_review,
+    last_posted_head,
+    posted_fingerprints,
+    review_status,
+)
 from app.db.queries.usage import record_usage
-from app.db.review_feedback import rejected_findings
 from app.diff.parse import parse_diff
 from app.errors import ConfigError
+from app.flows.index import index_at
 from app.github.client import GitHubError, PullRequest, RepoApi, permalinks
-from app.github.repo_index import index_at
 from app.indexing.embedder import select_embedder
 from app.indexing.source_tree import CONFIG_FILE
 from app.indexing.store import repository_id
-from app.jobs.queue import Runtime
 from app.llm.client import make_openai_client
 from app.logs import kv
 from app.review.comments import ReviewComment
 from app.review.config import ReviewConfig, parse_review_config
-from app.review.feedback import finding_marker
+from app.review.feedback import Rejected, finding_marker
 from app.review.markdown import inert, link_citations
 from app.review.model import ReviewFormatError
 from app.review.pipeline import (
@@ -39,6 +49,7 @@ from app.review.pipeline import (
     run_review,
     summary_markdown,
 )
+from app.runtime import Runtime
 
 log = logging.getLogger(__name__)
 WRITE_PERMISSIONS = {"admin", "maintain", "write"}
@@ -140,7 +151,7 @@ def _review(
         _finish(run, repo_id, pr_number, pr.head_sha, "skipped")
         return "no model", "No LLM is configured, so no review was written."
     with run.engine.connect() as conn:
-        rejected = rejected_findings(conn, repo_id)
+        rejected = Rejected.of(rejected_findings(conn, repo_id))
     queried = prepared.context.embedding_usage
     with run.engine.begin() as conn:  # the query vectors are paid for even if the review fails
         record_usage(conn, repo_id, "embedding", embedder.model, queried.calls, queried.tokens)
@@ -194,46 +205,19 @@ def _claim(
     is already reviewed, the last reviewed head of the PR, fingerprints already posted)."""
     with run.engine.begin() as conn:
         repo_id = locked_repository(conn, repo, installation_id, f"review:{repo}#{pr_number}")
-        status = conn.execute(
-            text(
-                "SELECT status FROM reviews"
-                " WHERE repository_id = :r AND pr_number = :p AND head_sha = :h"
-            ),
-            {"r": repo_id, "p": pr_number, "h": head},
-        ).scalar()
-        if status in {"posted", "skipped"} and not full:
+        if review_status(conn, repo_id, pr_number, head) in {"posted", "skipped"} and not full:
             return None, None, []
-        previous = conn.execute(
-            text(
-                "SELECT head_sha FROM reviews WHERE repository_id = :r AND pr_number = :p"
-                " AND status = 'posted' AND head_sha <> :h ORDER BY updated_at DESC LIMIT 1"
-            ),
-            {"r": repo_id, "p": pr_number, "h": head},
-        ).scalar()
-        posted = conn.execute(
-            text(
-                "SELECT coalesce(array_agg(f), '{}') FROM reviews, unnest(comment_fingerprints) f"
-                " WHERE repository_id = :r AND pr_number = :p"
-            ),
-            {"r": repo_id, "p": pr_number},
-        ).scalar_one()
-        conn.execute(
-            text(
-                "INSERT INTO reviews (repository_id, pr_number, base_sha, head_sha, status)"
-                " VALUES (:r, :p, :b, :h, 'posting')"
-                " ON CONFLICT (repository_id, pr_number, head_sha)"
-                " DO UPDATE SET status = 'posting', updated_at = now()"
-            ),
-            {"r": repo_id, "p": pr_number, "b": base, "h": head},
-        )
-    return int(repo_id), previous, list(posted)
+        previous = last_posted_head(conn, repo_id, pr_number, head)
+        posted = posted_fingerprints(conn, repo_id, pr_number)
+        claim_review(conn, repo_id, pr_number, base, head)
+    return repo_id, previous, posted
 
 
 def locked_repository(conn: Connection, repo: str, installation_id: int, key: str) -> int:
     """The repository's id, with ``key`` locked until the transaction ends: one claim at
     a time per review or question."""
     repo_id = int(repository_id(conn, repo, installation_id=installation_id))
-    conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": key})
+    lock_until_commit(conn, key)
     return repo_id
 
 
@@ -243,21 +227,13 @@ def _already_on_github(api: RepoApi, pr_number: int, head: str) -> bool:
 
 def indexed_commit(run: Runtime, repo: str) -> str | None:
     with run.engine.connect() as conn:
-        return conn.execute(
-            text("SELECT last_indexed_commit FROM repositories WHERE full_name = :n"), {"n": repo}
-        ).scalar()
+        return repository_commit(conn, repo)
 
 
 def ensure_indexed(run: Runtime, api: RepoApi, repo: str, ref: str) -> None:
     """Index ``repo`` at ``ref`` unless it has an index already."""
     with run.engine.connect() as conn:
-        indexed = conn.execute(
-            text(
-                "SELECT EXISTS (SELECT 1 FROM code_chunks c JOIN repositories r ON r.id ="
-                " c.repository_id WHERE r.full_name = :n)"
-            ),
-            {"n": repo},
-        ).scalar()
+        indexed = has_chunks(conn, repo)
     if not indexed:
         index_at(run, api, repo, ref)
 
@@ -313,22 +289,8 @@ def _finish(
 ) -> None:
     """Record how the review of ``head`` ended and what it posted."""
     with run.engine.begin() as conn:
-        conn.execute(
-            text(
-                "UPDATE reviews SET status = :s, github_review_id = coalesce(:g, github_review_id),"
-                " comment_fingerprints = :f, comment_count = :n, updated_at = now(),"
-                " finished_at = now() WHERE repository_id = :r AND pr_number = :p AND head_sha = :h"
-            ),
-            {
-                "s": status,
-                "g": review_id,
-                "f": [c.fingerprint for c in comments],
-                "n": len(comments),
-                "r": repo_id,
-                "p": pr_number,
-                "h": head,
-            },
-        )
+        fingerprints = [c.fingerprint for c in comments]
+        finish_review(conn, repo_id, pr_number, head, status, review_id, fingerprints)
 
 
 def _record_model_use(
@@ -338,21 +300,7 @@ def _record_model_use(
     soon as the model answered: an attempt that then fails to post has still paid."""
     tokens = (result.prompt_tokens, result.completion_tokens)
     with run.engine.begin() as conn:
-        conn.execute(
-            text(
-                "UPDATE reviews SET model = :m, prompt_tokens = prompt_tokens + :pt,"
-                " completion_tokens = completion_tokens + :ct"
-                " WHERE repository_id = :r AND pr_number = :p AND head_sha = :h"
-            ),
-            {
-                "m": result.model,
-                "pt": tokens[0],
-                "ct": tokens[1],
-                "r": repo_id,
-                "p": pr_number,
-                "h": head,
-            },
-        )
+        add_review_tokens(conn, repo_id, pr_number, head, result.model, *tokens)
         record_usage(conn, repo_id, "review", result.model, 1, *tokens)
 
 
@@ -373,7 +321,7 @@ def run_command(
         api.react(comment_id, "eyes")
     if command == "review":
         return review_pull_request(run, repo, installation_id, pr_number, full=True)
-    from app.github.repo_index import index_repository
+    from app.flows.index import index_repository
 
     index_repository(run, repo, installation_id, full=True)
     return "reindexed"

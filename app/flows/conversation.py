@@ -15,15 +15,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import text
-
+from app.db.queries.conversations import (
+    conversation_status,
+    finish_conversation,
+    questions_last_hour,
+    start_conversation,
+)
 from app.db.queries.usage import record_usage
 from app.diff.parse import parse_diff
+from app.flows.review import ensure_indexed, locked_repository, repository_review_config
 from app.github.client import PullRequest, RepoApi, permalinks
-from app.github.review_flow import ensure_indexed, locked_repository, repository_review_config
 from app.indexing.embedder import select_embedder
 from app.indexing.store import find_repository
-from app.jobs.queue import Runtime
 from app.llm.client import make_openai_client
 from app.llm.pacing import Deadline
 from app.llm.tokens import token_counter
@@ -39,6 +42,7 @@ from app.review.conversation import (
 from app.review.diff_text import fit_diff, render_diff
 from app.review.feedback import finding_of, title_of
 from app.review.model import ask_text_model
+from app.runtime import Runtime
 
 log = logging.getLogger(__name__)
 READ_PERMISSIONS = {"admin", "maintain", "write", "triage", "read"}
@@ -158,19 +162,7 @@ class _Asked:
 
     def _finish(self, status: str, answer_id: int | None) -> None:
         with self.run.engine.begin() as conn:
-            conn.execute(
-                text(
-                    "UPDATE conversations SET status = :s, answer_id = coalesce(:a, answer_id)"
-                    " WHERE repository_id = :r AND kind = :k AND question_id = :q"
-                ),
-                {
-                    "s": status,
-                    "a": answer_id,
-                    "r": self.repo_id,
-                    "k": self.kind,
-                    "q": self.question_id,
-                },
-            )
+            finish_conversation(conn, self.repo_id, self.kind, self.question_id, status, answer_id)
 
 
 def _said(comment: dict[str, Any]) -> tuple[str, str]:
@@ -224,42 +216,16 @@ def _claim(
     ``limited`` (over the hourly limit: say so) or ``quiet`` (over it, and said)."""
     with run.engine.begin() as conn:
         repo_id = locked_repository(conn, repo, installation_id, f"ask:{repo}#{pr_number}")
-        status = conn.execute(
-            text(
-                "SELECT status FROM conversations"
-                " WHERE repository_id = :r AND kind = :k AND question_id = :q"
-            ),
-            {"r": repo_id, "k": kind, "q": question_id},
-        ).scalar()
+        status = conversation_status(conn, repo_id, kind, question_id)
         if status == "answering":
             return "go", repo_id  # a retry: the marker check decides
         if status is not None:
             return "done", repo_id
-        recent: dict[bool, int] = dict(
-            conn.execute(
-                text(
-                    "SELECT status = 'limited', count(*) FROM conversations"
-                    " WHERE repository_id = :r AND pr_number = :p"
-                    " AND created_at > now() - interval '1 hour' GROUP BY 1"
-                ),
-                {"r": repo_id, "p": pr_number},
-            ).all()
-        )
-        over = recent.get(False, 0) >= run.settings.ask_limit_per_hour
-        conn.execute(
-            text(
-                "INSERT INTO conversations (repository_id, pr_number, kind, question_id, status)"
-                " VALUES (:r, :p, :k, :q, :s)"
-            ),
-            {
-                "r": repo_id,
-                "p": pr_number,
-                "k": kind,
-                "q": question_id,
-                "s": "limited" if over else "answering",
-            },
-        )
+        taken, turned_away = questions_last_hour(conn, repo_id, pr_number)
+        over = taken >= run.settings.ask_limit_per_hour
+        state = "limited" if over else "answering"
+        start_conversation(conn, repo_id, pr_number, kind, question_id, state)
     if over:
         log.info(kv("answer.limited", repo=repo, pr=pr_number, kind=kind))
-        return ("quiet" if recent.get(True) else "limited"), repo_id
+        return ("quiet" if turned_away else "limited"), repo_id
     return "go", repo_id

@@ -16,8 +16,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 
+from app.db.queries.deliveries import (
+    handled_deliveries,
+    mark_redelivery_requested,
+)
 from app.github.client import GitHubApp, GitHubError
 from app.logs import kv
 
@@ -26,9 +30,7 @@ log = logging.getLogger(__name__)
 MAX_ATTEMPTS = 4
 #: A redelivery asked for this recently is in flight: the next pass does not ask again.
 IN_FLIGHT_MINUTES = 10
-REQUESTED = "redelivery_requested"
 MAX_PAGES = 50  # 5,000 deliveries: far more than a window of a few hours holds
-HANDLED = ("queued", "ignored")
 
 
 @dataclass(frozen=True)
@@ -103,37 +105,14 @@ def _next_cursor(link: str) -> str | None:
 def handled_guids(engine: Engine, guids: list[str]) -> set[str]:
     """Those of ``guids`` that were handled, or whose redelivery is in flight."""
     with engine.connect() as conn:
-        return set(
-            conn.execute(
-                text(
-                    "SELECT delivery_id FROM webhook_deliveries WHERE delivery_id = ANY(:g)"
-                    " AND (status = ANY(:s) OR (status = :r"
-                    " AND processed_at > now() - make_interval(mins => :m)))"
-                ),
-                {"g": guids, "s": list(HANDLED), "r": REQUESTED, "m": IN_FLIGHT_MINUTES},
-            ).scalars()
-        )
+        return handled_deliveries(conn, guids, IN_FLIGHT_MINUTES)
 
 
 def mark_requested(engine: Engine, delivery: Delivery) -> None:
     """Remember that a redelivery was asked for, so the next pass leaves it in flight.
     The intake treats such a row like one it never finished, and handles the delivery."""
     with engine.begin() as conn:
-        conn.execute(
-            text(
-                "INSERT INTO webhook_deliveries (delivery_id, event, action, status, processed_at)"
-                " VALUES (:d, :e, :a, :r, now()) ON CONFLICT (delivery_id) DO UPDATE"
-                " SET status = :r, processed_at = now()"
-                " WHERE webhook_deliveries.status <> ALL(:s)"
-            ),
-            {
-                "d": delivery.guid,
-                "e": delivery.event or "unknown",
-                "a": delivery.action,
-                "r": REQUESTED,
-                "s": list(HANDLED),
-            },
-        )
+        mark_redelivery_requested(conn, delivery.guid, delivery.event or "unknown", delivery.action)
 
 
 def recover_missed_deliveries(app: GitHubApp, engine: Engine, window_hours: float) -> int:

@@ -8,10 +8,10 @@ from typing import Annotated
 from fastapi import Depends, Request
 from starlette.datastructures import FormData
 
+from app.api.dashboard.auth import SESSION_COOKIE, Keys
+from app.api.dashboard.web import DashboardDisabled, Refused, SignInRequired
 from app.api.deps import EngineDep, SettingsDep
 from app.config import Settings
-from app.dashboard.auth import SESSION_COOKIE, Keys
-from app.dashboard.web import DashboardDisabled, Refused, SignInRequired
 from app.db.queries.admin_sessions import session_alive
 
 

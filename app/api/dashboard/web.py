@@ -12,7 +12,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from app.dashboard.present import FILTERS
+from app.api.dashboard.present import FILTERS
 
 HERE = Path(__file__).parent
 TEMPLATES = Jinja2Templates(
@@ -65,7 +65,7 @@ def redirect(url: str) -> RedirectResponse:
 
 def install(app: FastAPI) -> None:
     """Add the dashboard's routes, its stylesheet and its refusal pages to ``app``."""
-    from app.dashboard import actions, pages, signin
+    from app.api.dashboard import actions, pages, signin
 
     app.include_router(signin.router)
     app.include_router(pages.router)

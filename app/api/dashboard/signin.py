@@ -16,8 +16,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 from sqlalchemy import Engine
 
-from app.api.deps import EngineDep, SettingsDep
-from app.dashboard.auth import (
+from app.api.dashboard.auth import (
     FAILURE_WINDOW_SECONDS,
     LOGIN_COOKIE,
     LOGIN_FORM_SECONDS,
@@ -26,8 +25,9 @@ from app.dashboard.auth import (
     Keys,
     new_token,
 )
-from app.dashboard.guard import FormDep, OperatorDep, keys_of
-from app.dashboard.web import redirect, render
+from app.api.dashboard.guard import FormDep, OperatorDep, keys_of
+from app.api.dashboard.web import redirect, render
+from app.api.deps import EngineDep, SettingsDep
 from app.db.queries.admin_sessions import (
     create_session,
     end_session,

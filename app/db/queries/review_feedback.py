@@ -8,8 +8,6 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, text
 
-from app.review.feedback import Rejected
-
 
 @dataclass(frozen=True)
 class FeedbackRow:
@@ -44,8 +42,9 @@ def record_feedback(conn: Connection, repo_id: int, rows: Sequence[FeedbackRow])
     )
 
 
-def rejected_findings(conn: Connection, repo_id: int) -> Rejected:
-    """What the repository turned down, for the next review to leave out."""
+def rejected_findings(conn: Connection, repo_id: int) -> list[tuple[str, str]]:
+    """(fingerprint, title key) of what the repository turned down, for the next review
+    to leave out (``app.review.feedback.Rejected.of``)."""
     rows = conn.execute(
         text(
             "SELECT fingerprint, title_key FROM review_feedback"
@@ -53,7 +52,7 @@ def rejected_findings(conn: Connection, repo_id: int) -> Rejected:
         ),
         {"r": repo_id},
     )
-    return Rejected.of((f, t) for f, t in rows)
+    return [(str(f), str(t)) for f, t in rows]
 
 
 def feedback_of(conn: Connection, repo: str) -> list[FeedbackRow]:

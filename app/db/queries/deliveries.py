@@ -1,0 +1,87 @@
+"""The ``webhook_deliveries`` table: each delivery GitHub sent, and what became of it
+(``received``, then ``queued`` or ``ignored``; ``redelivery_requested`` when reviewbot
+asked GitHub to send it again)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import Connection, text
+
+REQUESTED = "redelivery_requested"
+#: Outcomes after which a delivery needs nothing more.
+HANDLED = ("queued", "ignored")
+
+
+def record_delivery(
+    conn: Connection,
+    delivery: str,
+    event: str,
+    action: str | None,
+    repo: str | None,
+    installation_id: int | None,
+) -> bool:
+    """Record the delivery; False when an earlier copy of it was already handled."""
+    row = conn.execute(
+        text(
+            "INSERT INTO webhook_deliveries (delivery_id, event, action, repository_full_name,"
+            " installation_id) VALUES (:d, :e, :a, :r, :i) ON CONFLICT (delivery_id)"
+            " DO UPDATE SET event = excluded.event, action = excluded.action,"
+            " repository_full_name = excluded.repository_full_name,"
+            " installation_id = excluded.installation_id"
+            " RETURNING status, (xmax = 0) AS fresh"
+        ),
+        {"d": delivery, "e": event, "a": action, "r": repo, "i": installation_id},
+    ).one()
+    # 'received' (an earlier copy died before its jobs were queued) or
+    # 'redelivery_requested' (asked for again after a failure): handle it.
+    return bool(row.fresh) or row.status not in HANDLED
+
+
+def finish_delivery(conn: Connection, delivery: str, status: str) -> None:
+    conn.execute(
+        text(
+            "UPDATE webhook_deliveries SET status = :s, processed_at = now() WHERE delivery_id = :d"
+        ),
+        {"s": status, "d": delivery},
+    )
+
+
+def handled_deliveries(
+    conn: Connection, guids: Sequence[str], in_flight_minutes: float
+) -> set[str]:
+    """Those of ``guids`` that were handled, or whose redelivery was asked for in the
+    last ``in_flight_minutes``."""
+    return set(
+        conn.execute(
+            text(
+                "SELECT delivery_id FROM webhook_deliveries WHERE delivery_id = ANY(:g)"
+                " AND (status = ANY(:s) OR (status = :r"
+                " AND processed_at > now() - make_interval(mins => :m)))"
+            ),
+            {"g": list(guids), "s": list(HANDLED), "r": REQUESTED, "m": in_flight_minutes},
+        ).scalars()
+    )
+
+
+def mark_redelivery_requested(
+    conn: Connection, delivery: str, event: str, action: str | None
+) -> None:
+    """Remember that a redelivery was asked for (unless the delivery was handled since)."""
+    conn.execute(
+        text(
+            "INSERT INTO webhook_deliveries (delivery_id, event, action, status, processed_at)"
+            " VALUES (:d, :e, :a, :r, now()) ON CONFLICT (delivery_id) DO UPDATE"
+            " SET status = :r, processed_at = now()"
+            " WHERE webhook_deliveries.status <> ALL(:s)"
+        ),
+        {"d": delivery, "e": event, "a": action, "r": REQUESTED, "s": list(HANDLED)},
+    )
+
+
+def delivery_counts(conn: Connection) -> list[tuple[str, str, int]]:
+    """(event, status, deliveries) for every pair seen."""
+    rows = conn.execute(
+        text("SELECT event, status, count(*) FROM webhook_deliveries GROUP BY 1, 2")
+    )
+    return [(str(e), str(s), int(n)) for e, s, n in rows]

@@ -1,0 +1,46 @@
+"""The two sides of a diff as a ``SourceReader`` for the CLI: the old side as indexed
+with the diff's hunks applied for the new one, or a work tree and a revision of its git."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import Engine
+
+from app.diff.apply import apply_hunks
+from app.diff.changed import SourceReader
+from app.diff.parse import FileDiff
+from app.git import GitError, LocalRepo
+from app.indexing.indexed_files import indexed_file_reader
+
+
+def indexed_sides(engine: Engine, repo: str, diffs: list[FileDiff]) -> SourceReader:
+    """Old side as indexed; new side = old side with the diff's hunks applied."""
+    indexed = indexed_file_reader(engine, repo)
+    by_path = {d.path: d for d in diffs}
+
+    def read(path: str, side: str) -> bytes | None:
+        if side == "old":
+            return indexed(path)
+        changed = by_path[path]
+        old = None if changed.status == "added" else indexed(changed.old_path)
+        return apply_hunks(old, changed)
+
+    return read
+
+
+def work_tree_sides(root: Path, base: str) -> SourceReader:
+    """New side from the work tree at ``root``; old side from ``base`` in its git."""
+    git = LocalRepo(root.resolve())
+    try:
+        git.check()
+        has_git = True
+    except GitError:
+        has_git = False
+
+    def read(path: str, side: str) -> bytes | None:
+        if side == "new":
+            return git.read(None, path)
+        return git.read(base, path) if has_git else None
+
+    return read

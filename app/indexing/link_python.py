@@ -1,0 +1,151 @@
+"""Links of Python files: imports (relative and absolute, with aliases), module attributes,
+``self``/``cls`` methods and same-file calls."""
+
+from __future__ import annotations
+
+import posixpath
+
+from tree_sitter import Node
+
+from app.indexing.link_model import (
+    IMPORTED,
+    LOCAL,
+    Extractor,
+    Link,
+    enclosing,
+    node_text,
+    walk,
+)
+
+
+class PythonLinks(Extractor):
+    def run(self) -> list[Link]:
+        self.imports: dict[str, tuple[list[str], str | None]] = {}  # local -> (files, name)
+        self.submodules: dict[str, list[str]] = {}  # local -> files, if it is a submodule
+        nodes = list(walk(self.root))
+        for node in nodes:
+            if node.type == "import_statement":
+                self._import(node)
+            elif node.type == "import_from_statement":
+                self._import_from(node)
+            elif node.type in {"function_definition", "class_definition"}:
+                self.defined.add(node_text(node.child_by_field_name("name")))
+        for node in nodes:
+            if node.type == "identifier":
+                self._identifier(node)
+            elif node.type == "attribute":
+                self._attribute(node)
+        return self.links
+
+    def _files(self, module: str, level: int) -> list[str]:
+        parts = [p for p in module.split(".") if p]
+        if level:
+            base = self.dir
+            for _ in range(level - 1):
+                base = posixpath.dirname(base)
+            stem = posixpath.join(base, *parts) if parts else base
+            return (
+                [f"{stem}.py", posixpath.join(stem, "__init__.py")]
+                if parts
+                else [posixpath.join(stem, "__init__.py")]
+            )
+        stem = "/".join(parts)
+        return [f"{stem}.py", f"{stem}/__init__.py"]
+
+    def _import(self, node: Node) -> None:
+        for child in node.named_children:
+            if child.type == "dotted_name":
+                module = node_text(child)
+                # `import a.b` binds `a`; `a.b.f` is resolved in _attribute through the full path
+                self.imports[module.split(".")[0]] = (self._files(module.split(".")[0], 0), None)
+                self.imports[module] = (self._files(module, 0), None)
+            elif child.type == "aliased_import":
+                module = node_text(child.child_by_field_name("name"))
+                alias = node_text(child.child_by_field_name("alias"))
+                self.imports[alias] = (self._files(module, 0), None)
+
+    def _import_from(self, node: Node) -> None:
+        source = node.child_by_field_name("module_name")
+        if source is None:
+            return
+        level, module = 0, node_text(source)
+        if source.type == "relative_import":
+            dots = node_text(source).split()[0] if node_text(source) else ""
+            level = len(dots) - len(dots.lstrip("."))
+            module = module[level:]
+        files = self._files(module, level)
+        for child in node.named_children:
+            if child.type == "wildcard_import":
+                for file in files:
+                    self.add(child, "*", "module", file, IMPORTED, kind="import")
+        for child in node.children_by_field_name("name"):
+            if child.type == "dotted_name":
+                name = node_text(child)
+                local = name
+            elif child.type == "aliased_import":
+                name = node_text(child.child_by_field_name("name"))
+                local = node_text(child.child_by_field_name("alias"))
+            else:
+                continue
+            # `from pkg import x` binds a name of pkg, or its submodule x: both are read
+            self.imports[local] = (files, name)
+            self.submodules[local] = self._files(f"{module}.{name}" if module else name, level)
+            for file in files:  # the import line itself: how re-exports are followed
+                self.add(child, name, "module", file, IMPORTED, kind="import")
+
+    def _identifier(self, node: Node) -> None:
+        parent = node.parent
+        if parent is None or not _python_use(node, parent):
+            return
+        name = node_text(node)
+        kind = "type" if enclosing(node, _PYTHON_TYPES) is not None else "use"
+        if name in self.imports:
+            files, imported = self.imports[name]
+            for file in files if imported is not None else ():  # not a module import
+                self.add(node, imported or name, "module", file, IMPORTED, kind=kind)
+        elif name in self.defined:
+            self.add(node, name, "file", self.path, LOCAL, kind=kind)
+        elif parent.type == "call":
+            self.name_only(node, name)
+
+    def _attribute(self, node: Node) -> None:
+        obj = node.child_by_field_name("object")
+        attr = node.child_by_field_name("attribute")
+        if obj is None or attr is None:
+            return
+        name, receiver = node_text(attr), node_text(obj)
+        if receiver in {"self", "cls"}:
+            cls = enclosing(node, frozenset({"class_definition"}))
+            owner = node_text(cls.child_by_field_name("name")) if cls is not None else None
+            self.add(attr, name, "file", self.path, LOCAL, owner)
+            return
+        if receiver in self.imports:
+            files, imported = self.imports[receiver]
+            for file in files:
+                # a module's function, or (for `from m import Cls`) a class's method
+                self.add(attr, name, "module", file, IMPORTED, imported)
+            for file in self.submodules.get(receiver, ()):  # `from . import mod`: mod.f
+                self.add(attr, name, "module", file, IMPORTED)
+            return
+        parent = node.parent
+        if parent is not None and parent.type == "call":
+            self.name_only(attr, name)
+
+
+_PYTHON_TYPES = frozenset({"type"})  # annotations: `x: T`, `-> T`
+
+
+def _python_use(node: Node, parent: Node) -> bool:
+    """Whether an identifier is a use of a name: not a definition's own name, a parameter,
+    a keyword argument's name, part of an import, or the attribute after a dot."""
+    if parent.type == "attribute":
+        return parent.child_by_field_name("object") == node
+    if parent.type in {"function_definition", "class_definition", "keyword_argument"}:
+        return parent.child_by_field_name("name") != node
+    return parent.type not in {
+        "parameters",
+        "import_statement",
+        "import_from_statement",
+        "dotted_name",
+        "aliased_import",
+    }

@@ -1,0 +1,121 @@
+"""What an index run is asked to do (``IndexOptions``), how it shows progress, and what
+it did (``IndexReport``: the ``reviewbot index --json`` contract)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from app.errors import ReviewbotError
+from app.indexing.embedder import EmbeddingUsage
+from app.indexing.summarizer import HEURISTIC, SummaryUsage
+from app.indexing.windows import ChunkLimits
+
+
+class IndexBusy(ReviewbotError):
+    """Another indexing run for this repository is in progress."""
+
+
+class Progress(Protocol):
+    def start(self, stage: str, total: int | None) -> None: ...
+    def advance(self, stage: str, amount: int = 1) -> None: ...
+
+
+class NoProgress:
+    def start(self, stage: str, total: int | None) -> None:
+        pass
+
+    def advance(self, stage: str, amount: int = 1) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class IndexOptions:
+    full: bool = False  # re-read every file, ignoring size and mtime
+    estimate: bool = False  # plan only: no model calls, no writes
+    limits: ChunkLimits = field(default_factory=ChunkLimits)
+    batch_files: int = 200
+    #: How long to wait for another run of the same repository to finish before raising
+    #: ``IndexBusy`` (jobs wait; the CLI says so at once).
+    lock_wait_seconds: float = 0.0
+
+
+@dataclass
+class IndexReport:
+    """What a run did; ``as_json`` is the documented ``reviewbot index --json`` contract."""
+
+    repo: str
+    root: str
+    full: bool = False
+    estimate: bool = False
+    commit: str | None = None
+    files_seen: int = 0
+    files_changed: int = 0
+    files_unchanged: int = 0
+    files_deleted: int = 0
+    files_skipped: Counter[str] = field(default_factory=Counter)
+    chunks_added: int = 0
+    chunks_updated: int = 0
+    chunks_deleted: int = 0
+    chunks_reused: int = 0
+    chunks_total: int = 0
+    summary_model: str = HEURISTIC
+    summaries_llm: int = 0
+    summaries_heuristic: int = 0
+    summaries_cached: int = 0
+    summary_usage: SummaryUsage = field(default_factory=SummaryUsage)
+    embedding_model: str = ""
+    embeddings_computed: int = 0
+    embeddings_cached: int = 0
+    embeddings_missing: int = 0
+    embedding_usage: EmbeddingUsage = field(default_factory=EmbeddingUsage)
+    errors: list[str] = field(default_factory=list)
+    ivfflat_lists: int | None = None
+    wall_seconds: float = 0.0
+    timings: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "repo": self.repo,
+            "root": self.root,
+            "full": self.full,
+            "estimate": self.estimate,
+            "commit": self.commit,
+            "files": {
+                "seen": self.files_seen,
+                "changed": self.files_changed,
+                "unchanged": self.files_unchanged,
+                "deleted": self.files_deleted,
+                "skipped": dict(sorted(self.files_skipped.items())),
+            },
+            "chunks": {
+                "added": self.chunks_added,
+                "updated": self.chunks_updated,
+                "deleted": self.chunks_deleted,
+                "reused": self.chunks_reused,
+                "total": self.chunks_total,
+            },
+            "summaries": {
+                "model": self.summary_model,
+                "llm": self.summaries_llm,
+                "heuristic": self.summaries_heuristic,
+                "cached": self.summaries_cached,
+                "calls": self.summary_usage.calls,
+                "prompt_tokens": self.summary_usage.prompt_tokens,
+                "completion_tokens": self.summary_usage.completion_tokens,
+                "failed_batches": self.summary_usage.failed_batches,
+            },
+            "embeddings": {
+                "model": self.embedding_model,
+                "computed": self.embeddings_computed,
+                "cached": self.embeddings_cached,
+                "missing": self.embeddings_missing,
+                "calls": self.embedding_usage.calls,
+                "tokens": self.embedding_usage.tokens,
+            },
+            "errors": self.errors,
+            "ivfflat_lists": self.ivfflat_lists,
+            "wall_seconds": round(self.wall_seconds, 3),
+            "timings": {k: round(v, 3) for k, v in sorted(self.timings.items())},
+        }
