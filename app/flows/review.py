@@ -16,8 +16,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from app.db.queries import lock_until_commit
-from app.db.queries.repositories import has_chunks
-from app.db.queries.repositories import indexed_commit as repository_commit
+from app.db.queries.repositories import has_chunks, indexed_commit
 from app.db.queries.review_feedback import rejected_findings
 from app.db.queries.reviews import (
     add_review_tokens,
@@ -150,15 +149,15 @@ def _review(
         log.warning(kv("review.skipped", repo=repo, pr=pr_number, reason="no LLM configured"))
         _finish(run, repo_id, pr_number, pr.head_sha, "skipped")
         return "no model", "No LLM is configured, so no review was written."
-    with run.engine.connect() as conn:
-        rejected = Rejected.of(rejected_findings(conn, repo_id))
     queried = prepared.context.embedding_usage
     with run.engine.begin() as conn:  # the query vectors are paid for even if the review fails
         record_usage(conn, repo_id, "embedding", embedder.model, queried.calls, queried.tokens)
+        rejected = Rejected.of(rejected_findings(conn, repo_id))
     result = run_review(llm, prepared, run.settings, already_posted=posted, rejected=rejected)
     _record_model_use(run, repo_id, pr_number, pr.head_sha, result)
     # the context's lines are those of the commit the index holds
-    indexed = indexed_commit(run, repo) or pr.base_sha
+    with run.engine.connect() as conn:
+        indexed = indexed_commit(conn, repo) or pr.base_sha
     link = permalinks(run.settings.github_api_url, repo, indexed)
     review_id, comments = _post(api, pr_number, pr.head_sha, result, prepared, link)
     _finish(run, repo_id, pr_number, pr.head_sha, "posted", review_id, comments)
@@ -223,11 +222,6 @@ def locked_repository(conn: Connection, repo: str, installation_id: int, key: st
 
 def _already_on_github(api: RepoApi, pr_number: int, head: str) -> bool:
     return any(marker(head) in (r.get("body") or "") for r in api.reviews(pr_number))
-
-
-def indexed_commit(run: Runtime, repo: str) -> str | None:
-    with run.engine.connect() as conn:
-        return repository_commit(conn, repo)
 
 
 def ensure_indexed(run: Runtime, api: RepoApi, repo: str, ref: str) -> None:
