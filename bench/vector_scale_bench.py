@@ -46,6 +46,7 @@ from sqlalchemy import Connection, Engine, text
 from app.config import Settings
 from app.db import vector_index
 from app.db.engine import open_database
+from app.db.frequent_words import refresh_frequent_words
 from app.db.models import EMBEDDING_DIMS
 from app.db.vector_index import index_repositories
 from app.diff.changed import ChangedFunction
@@ -279,6 +280,7 @@ def build_indexes(engine: Engine) -> dict[str, object]:
         built = index_repositories(conn)
         rss = _peak_rss_mb(pid)
     elapsed = time.perf_counter() - started
+    words_s = count_frequent_words(engine)
     with engine.connect() as conn:
         sizes = conn.execute(
             text(
@@ -295,7 +297,20 @@ def build_indexes(engine: Engine) -> dict[str, object]:
         "table_gb": round(int(sizes[0]) / 2**30, 2),
         "vector_indexes_gb": round(int(sizes[1]) / 2**30, 2),
         "backend_peak_rss_mb": rss,
+        "frequent_words_s": words_s,
     }
+
+
+def count_frequent_words(engine: Engine) -> float:
+    """What the app's index run does last: count each repository's frequent words."""
+    started = time.perf_counter()
+    with engine.begin() as conn:
+        totals = conn.execute(
+            text("SELECT repository_id, count(*) FROM code_chunks GROUP BY 1")
+        ).all()
+        for repo_id, total in totals:
+            refresh_frequent_words(conn, repo_id, total)
+    return round(time.perf_counter() - started, 1)
 
 
 def _peak_rss_mb(pid: int) -> int | None:
@@ -335,7 +350,7 @@ def measure_queries(
                 truth = {first[n] + offset for offset in exact}
                 recall = len(set(found) & truth) / len(truth)
                 by_size.setdefault(bucket, []).append((recall, elapsed))
-        pr_times = [_one_pr(conn, ids, sizes, corpus, i) for i in range(prs)]
+        pr_times = [_one_pr(engine, conn, ids, sizes, corpus, i) for i in range(prs)]
     every = [m for ms in by_size.values() for m in ms]
     return {
         "queries": _summary(every),
@@ -433,9 +448,15 @@ def _nearest(corpus: Corpus, n: int, size: int, queries: np.ndarray) -> list[lis
 
 
 def _one_pr(
-    conn: Connection, ids: dict[int, int], sizes: list[int], corpus: Corpus, pr: int
+    engine: Engine,
+    conn: Connection,
+    ids: dict[int, int],
+    sizes: list[int],
+    corpus: Corpus,
+    pr: int,
 ) -> float:
-    """The app's per-PR database work for 20 changed functions of one repository."""
+    """The app's per-PR database work for 20 changed functions of one repository (the
+    full-text statement on a connection of its own, as the app runs it)."""
     n = _largest(sizes)[pr % min(5, len(sizes))]  # the largest repositories, in turn
     repo_id = ids[n]
     rows = conn.execute(
@@ -449,7 +470,7 @@ def _one_pr(
     ).all()
     conn.rollback()
     functions = [_changed(row) for row in rows]
-    vectors = list(corpus.queries(n, sizes[n], 2 * len(functions), seed=100 + pr))
+    vectors = list(corpus.queries(n, sizes[n], len(functions), seed=100 + pr))
     queries = [
         RetrievalQuery(f, view, f"{f.symbol_name} {row.search_text}")
         for f, row in zip(functions, rows, strict=True)
@@ -459,7 +480,9 @@ def _one_pr(
     began = time.perf_counter()
     with conn.begin():
         prepare_vector_search(conn, repo_id)
-        scores = _function_scores(conn, repo_id, functions, queries, vectors, MODEL, [], settings)
+        scores = _function_scores(
+            conn, repo_id, functions, queries, vectors, MODEL, [], settings, engine
+        )
         _load(conn, merge_function_scores(scores), lambda _p: False)
     return time.perf_counter() - began
 

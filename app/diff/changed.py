@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 from app.diff.parse import FileDiff
 from app.indexing.chunks import Chunk
-from app.indexing.files import FileChunks, changed_chunks, chunk_file
+from app.indexing.files import FileChunks, ParsedFile, changed_chunks, parse_file
 from app.indexing.links import Link, links_in
 
 #: ``read(path, side)`` -> the file's bytes at the diff's "old" or "new" side, or None.
@@ -50,42 +50,45 @@ READ_CONCURRENCY = 8
 
 def changed_functions(diffs: list[FileDiff], read: SourceReader) -> list[ChangedFunction]:
     """Every chunk with added lines (new side) and every chunk whose removed lines have no
-    new counterpart (deleted or rewritten away), in diff order. The file versions are
-    read concurrently, ``READ_CONCURRENCY`` at a time (``read`` must be thread-safe)."""
+    new counterpart (deleted or rewritten away), in diff order. Files are done
+    ``READ_CONCURRENCY`` at a time (``read`` must be thread-safe): one file is chunked while
+    the versions of others are still being read."""
     diffs = [d for d in diffs if not (d.binary or d.mode_only)]
-    wanted = [(d.path, "new") for d in diffs if d.status != "deleted"]
-    wanted += [(d.old_path, "old") for d in diffs if d.status != "added"]
-    with ThreadPoolExecutor(max_workers=max(1, min(READ_CONCURRENCY, len(wanted)))) as pool:
-        versions = dict(zip(wanted, pool.map(lambda key: read(*key), wanted), strict=True))
-    found: list[ChangedFunction] = []
-    for diff in diffs:
-        new = versions.get((diff.path, "new")) if diff.status != "deleted" else None
-        old = versions.get((diff.old_path, "old")) if diff.status != "added" else None
-        found.extend(_in_file(diff, new, old))
-    return found
+    if not diffs:
+        return []
+
+    def in_file(diff: FileDiff) -> list[ChangedFunction]:
+        new = read(diff.path, "new") if diff.status != "deleted" else None
+        old = read(diff.old_path, "old") if diff.status != "added" else None
+        return _in_file(diff, new, old)
+
+    with ThreadPoolExecutor(max_workers=min(READ_CONCURRENCY, len(diffs))) as pool:
+        return [function for found in pool.map(in_file, diffs) for function in found]
 
 
-def _chunked(path: str, data: bytes | None, links: bool = True) -> FileChunks:
-    return chunk_file(path, data, links=links) if data is not None else FileChunks(path, None, ())
+def _parsed(path: str, data: bytes | None) -> ParsedFile:
+    return parse_file(path, data) if data is not None else ParsedFile(FileChunks(path, None, ()))
 
 
 def _in_file(diff: FileDiff, new: bytes | None, old: bytes | None) -> list[ChangedFunction]:
-    new_file = _chunked(diff.path, new)
-    # the old version's links serve only deleted functions: found when there are some
-    old_file = _chunked(diff.old_path, old, links=False)
-    new_chunks, old_chunks = list(new_file.chunks), list(old_file.chunks)
+    new_file, old_file = _parsed(diff.path, new), _parsed(diff.old_path, old)
+    new_chunks, old_chunks = list(new_file.chunked.chunks), list(old_file.chunked.chunks)
     result = _changed_in(diff, new_chunks, old_chunks)
-    if any(c.status == "deleted" for c in result):
-        old_file = _chunked(diff.old_path, old)
+    kept = iter(_with_uses(new_file, new_chunks, [c for c in result if c.status != "deleted"]))
+    gone = iter(_with_uses(old_file, old_chunks, [c for c in result if c.status == "deleted"]))
+    return [next(gone) if c.status == "deleted" else next(kept) for c in result]
+
+
+def _with_uses(
+    parsed: ParsedFile, chunks: list[Chunk], functions: list[ChangedFunction]
+) -> list[ChangedFunction]:
+    """``functions`` with the links on their whole functions' lines, found in one pass
+    over those lines only: the rest of a file is never searched from."""
+    spans = [whole_function(chunks, f.chunk) for f in functions]
+    wanted = tuple(sorted({segment for span in spans for segment in span}))
+    links = list(parsed.links(wanted)) if wanted else []
     return [
-        replace(
-            c,
-            uses=links_in(
-                list(old_file.links if c.status == "deleted" else new_file.links),
-                whole_function(old_chunks if c.status == "deleted" else new_chunks, c.chunk),
-            ),
-        )
-        for c in result
+        replace(f, uses=links_in(links, span)) for f, span in zip(functions, spans, strict=True)
     ]
 
 
@@ -138,4 +141,12 @@ def _changed_in(
 
 
 def _lines_in(chunk: Chunk, lines: frozenset[int]) -> tuple[int, ...]:
-    return tuple(sorted(n for n in lines if chunk.contains_line(n)))
+    """The ``lines`` in ``chunk``, sorted: by walking whichever is shorter, the chunk's
+    span or the lines (a diff of a new file has thousands)."""
+    found: set[int] = set()
+    for start, end in chunk.segments:
+        if end - start < len(lines):
+            found.update(n for n in range(start, end + 1) if n in lines)
+        else:
+            found.update(n for n in lines if start <= n <= end)
+    return tuple(sorted(found))

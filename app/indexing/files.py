@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
+
+from tree_sitter import Node
 
 from app.indexing.chunker import chunk_text, parse_source
 from app.indexing.chunks import Chunk
-from app.indexing.languages import detect_language
-from app.indexing.links import Link, file_links
+from app.indexing.languages import LanguageSpec, detect_language
+from app.indexing.links import Link, Segments, file_links
 from app.indexing.windows import ChunkLimits
 
 DEFAULT_MAX_FILE_BYTES = 1_000_000
@@ -115,6 +117,44 @@ def decode_source(data: bytes) -> tuple[str, bool]:
         return data.decode("utf-8", errors="replace"), True
 
 
+@dataclass(frozen=True)
+class ParsedFile:
+    """A chunked file with its syntax tree kept (None: no grammar, or skipped), so links
+    can be found later, and only on the lines that need them."""
+
+    chunked: FileChunks
+    root: Node | None = None
+    spec: LanguageSpec | None = None
+
+    def links(self, within: Segments | None = None) -> tuple[Link, ...]:
+        """The links of the whole file, or of the lines ``within``."""
+        if self.root is None or self.spec is None:
+            return ()
+        return tuple(file_links(self.chunked.path, self.root, self.spec, within))
+
+
+def parse_file(
+    path: str,
+    data: bytes,
+    limits: ChunkLimits | None = None,
+    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+) -> ParsedFile:
+    """Chunk one file's bytes, keeping the parse; never raises for the content."""
+    spec = detect_language(path, data[:256])
+    language = spec.name if spec else None
+    reason = skip_reason(path, data, max_bytes)
+    if reason is not None:
+        return ParsedFile(FileChunks(path, language, (), skipped=reason))
+    text, lenient = decode_source(data)
+    if spec is None:
+        chunks = chunk_text(path, text, None, limits)
+        return ParsedFile(FileChunks(path, language, tuple(chunks), decoded_leniently=lenient))
+    root = parse_source(text, spec)  # one parse serves the chunks and the links
+    chunks = chunk_text(path, text, spec, limits, root)
+    chunked = FileChunks(path, language, tuple(chunks), decoded_leniently=lenient)
+    return ParsedFile(chunked, root, spec)
+
+
 def chunk_file(
     path: str,
     data: bytes,
@@ -125,20 +165,8 @@ def chunk_file(
 ) -> FileChunks:
     """Chunk one file's bytes; never raises for the content. ``links=False`` skips
     finding the names each line uses (about two thirds of the work)."""
-    spec = detect_language(path, data[:256])
-    language = spec.name if spec else None
-    reason = skip_reason(path, data, max_bytes)
-    if reason is not None:
-        return FileChunks(path, language, (), skipped=reason)
-    text, lenient = decode_source(data)
-    found: list[Link] = []
-    if spec is None:
-        chunks = chunk_text(path, text, None, limits)
-    else:  # one parse serves the chunks and the links
-        root = parse_source(text, spec)
-        chunks = chunk_text(path, text, spec, limits, root)
-        found = file_links(path, root, spec) if links else []
-    return FileChunks(path, language, tuple(chunks), decoded_leniently=lenient, links=tuple(found))
+    parsed = parse_file(path, data, limits, max_bytes)
+    return replace(parsed.chunked, links=parsed.links()) if links else parsed.chunked
 
 
 def changed_chunks(chunks: Sequence[Chunk], changed_lines: Iterable[int]) -> list[Chunk]:

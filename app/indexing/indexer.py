@@ -25,7 +25,7 @@ from sqlalchemy import Engine
 
 from app.db.frequent_words import refresh_frequent_words
 from app.db.queries import release_session_lock, take_session_lock
-from app.db.queries.chunks import count_chunks, last_chunk_id
+from app.db.queries.chunks import analyze_if_changed, count_chunks, last_chunk_id
 from app.db.queries.index_runs import record_index_run
 from app.db.queries.repositories import mark_indexed
 from app.db.queries.usage import record_usage
@@ -205,6 +205,8 @@ class Indexer:
             self.report.commit = self.source.commit()
             mark_indexed(conn, repo_id, self.report.commit)
             self.report.chunks_total = count_chunks(conn, repo_id)
+            r = self.report
+            analyze_if_changed(conn, r.chunks_added + r.chunks_updated + r.chunks_deleted)
             refresh_frequent_words(conn, repo_id, self.report.chunks_total)
 
     def _record_run(self) -> None:

@@ -29,18 +29,19 @@ class EcmaScriptLinks(Extractor):
         "enum_declaration",
         "variable_declarator",
     }
+    DECLARATIONS = DEFINITIONS | {"import_statement", "export_statement"}
+    USES = frozenset({"identifier", "type_identifier", "member_expression"})
 
     def run(self) -> list[Link]:
         self.imports: dict[str, tuple[str | None, str | None]] = {}  # local -> (stem, name)
-        nodes = list(walk(self.root))
-        for node in nodes:
+        for node in self.nodes(self.DECLARATIONS):
             if node.type == "import_statement":
                 self._import(node)
             elif node.type == "export_statement" and node.child_by_field_name("source"):
                 self._reexport(node)
             elif node.type in self.DEFINITIONS and _top_level(node):
                 self.defined.add(node_text(node.child_by_field_name("name")))
-        for node in nodes:
+        for node in self.nodes(self.USES, scoped=True):
             if node.type in {"identifier", "type_identifier"}:
                 self._identifier(node)
             elif node.type == "member_expression":

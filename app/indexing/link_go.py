@@ -20,15 +20,15 @@ from app.indexing.link_model import (
     walk,
 )
 
+_USES = frozenset({"selector_expression", "qualified_type", "identifier", "type_identifier"})
+
 
 class GoLinks(Extractor):
     def run(self) -> list[Link]:
         self.imports: dict[str, str] = {}  # local package name -> import path
-        nodes = list(walk(self.root))
-        for node in nodes:
-            if node.type == "import_spec":
-                self._import(node)
-        for node in nodes:
+        for node in self.nodes(frozenset({"import_spec"})):
+            self._import(node)
+        for node in self.nodes(_USES, scoped=True):
             if node.type == "selector_expression":
                 self._selector(node)
             elif node.type == "qualified_type":

@@ -1,15 +1,16 @@
 """What a link is (``Link``, its confidences) and what every language's link extractor
-shares: the walk over a syntax tree and the ``_Extractor`` base (``app/indexing/links.py``
+shares: the nodes of a syntax tree (by query) and the ``Extractor`` base (``app/indexing/links.py``
 says what links are for). Pure: no I/O."""
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from tree_sitter import Node
+from tree_sitter import Language, Node, Query, QueryCursor
 
 #: Bump when the rules change: files indexed by an older version are re-read on the next run.
 LINK_VERSION = 4
@@ -21,6 +22,8 @@ RECEIVER_GUESS = 0.5  # a method called on some value, looked up in the same pac
 NAME_ONLY = 0.3  # the bare name: any definition of it anywhere
 
 MAX_LINKS_PER_FILE = 4000
+#: 1-based, inclusive line ranges: where links are wanted (None: the whole file).
+Segments = tuple[tuple[int, int], ...]
 TS_EXTENSIONS = re.compile(r"(/index)?\.(d\.)?[cm]?[jt]sx?$")
 
 
@@ -42,9 +45,16 @@ class Link:
     kind: str = "use"
 
 
-def links_in(links: list[Link], segments: tuple[tuple[int, int], ...]) -> tuple[Link, ...]:
-    """The links on the lines of ``segments``."""
-    return tuple(k for k in links if any(s <= k.line <= e for s, e in segments))
+def links_in(links: Sequence[Link], segments: Segments) -> tuple[Link, ...]:
+    """The links on the lines of ``segments``, in the order of ``links``."""
+    if not segments:
+        return ()
+    first, last = min(s for s, _ in segments), max(e for _, e in segments)
+    if len(segments) == 1:
+        return tuple(k for k in links if first <= k.line <= last)
+    return tuple(
+        k for k in links if first <= k.line <= last and any(s <= k.line <= e for s, e in segments)
+    )
 
 
 def stem_of(path: str) -> str:
@@ -72,16 +82,39 @@ def enclosing(node: Node, types: frozenset[str]) -> Node | None:
 
 
 class Extractor:
-    """Shared state of one file's pass: its path, directory and the links found."""
+    """Shared state of one file's pass: its path, directory and the links found.
 
-    def __init__(self, path: str, root: Node) -> None:
-        self.path, self.root = path, root
+    Nodes are found by tree-sitter queries, matched in C (a walk in Python over every node
+    of a file was most of the cost of finding links). With ``within``, uses are looked for
+    only on those lines (imports and definitions are still read from the whole file): a
+    review needs the links of its changed functions, not of every line it touches."""
+
+    def __init__(
+        self, path: str, root: Node, language: Language, within: Segments | None = None
+    ) -> None:
+        self.path, self.root, self.language, self.within = path, root, language, within
         self.dir = posixpath.dirname(path)
         self.links: list[Link] = []
         self.defined: set[str] = set()
 
     def run(self) -> list[Link]:
         raise NotImplementedError
+
+    def nodes(self, kinds: frozenset[str], *, scoped: bool = False) -> list[Node]:
+        """The file's nodes of ``kinds`` in document order; ``scoped``: only those
+        overlapping the lines ``within``."""
+        query = kinds_query(self.language, kinds)
+        if query is None:
+            return []
+        if not scoped or self.within is None:
+            return QueryCursor(query).captures(self.root).get("node", [])
+        found: dict[int, Node] = {}
+        for start, end in self.within:
+            cursor = QueryCursor(query)
+            cursor.set_point_range((start - 1, 0), (end, 0))
+            for node in cursor.captures(self.root).get("node", []):
+                found[node.id] = node
+        return sorted(found.values(), key=lambda n: (n.start_byte, -n.end_byte))
 
     def add(
         self,
@@ -101,6 +134,13 @@ class Extractor:
         self.add(node, name, "name", None, NAME_ONLY, kind=kind)
 
 
+@functools.cache
+def kinds_query(language: Language, kinds: frozenset[str]) -> Query | None:
+    """A query capturing every node of ``kinds`` the grammar has (None: it has none)."""
+    known = sorted(k for k in kinds if language.id_for_node_kind(k, True) is not None)
+    return Query(language, " ".join(f"({k}) @node" for k in known)) if known else None
+
+
 class NameOnly(Extractor):
     """Languages without import rules: called and constructed names, by name."""
 
@@ -109,13 +149,12 @@ class NameOnly(Extractor):
     )
 
     def run(self) -> list[Link]:
-        for node in walk(self.root):
-            if node.type in self.CALLS:
-                callee = node.child_by_field_name("function") or node.child_by_field_name("name")
-                if callee is None:
-                    callee = node.child_by_field_name("type")
-                if callee is not None:
-                    last = callee.children[-1] if callee.children else callee
-                    if last.type.endswith("identifier"):
-                        self.name_only(last, node_text(last))
+        for node in self.nodes(self.CALLS, scoped=True):
+            callee = node.child_by_field_name("function") or node.child_by_field_name("name")
+            if callee is None:
+                callee = node.child_by_field_name("type")
+            if callee is not None:
+                last = callee.children[-1] if callee.children else callee
+                if last.type.endswith("identifier"):
+                    self.name_only(last, node_text(last))
         return self.links

@@ -14,23 +14,26 @@ from app.indexing.link_model import (
     Link,
     enclosing,
     node_text,
-    walk,
 )
+
+_DECLARATIONS = frozenset(
+    {"import_statement", "import_from_statement", "function_definition", "class_definition"}
+)
+_USES = frozenset({"identifier", "attribute"})
 
 
 class PythonLinks(Extractor):
     def run(self) -> list[Link]:
         self.imports: dict[str, tuple[list[str], str | None]] = {}  # local -> (files, name)
         self.submodules: dict[str, list[str]] = {}  # local -> files, if it is a submodule
-        nodes = list(walk(self.root))
-        for node in nodes:
+        for node in self.nodes(_DECLARATIONS):
             if node.type == "import_statement":
                 self._import(node)
             elif node.type == "import_from_statement":
                 self._import_from(node)
             elif node.type in {"function_definition", "class_definition"}:
                 self.defined.add(node_text(node.child_by_field_name("name")))
-        for node in nodes:
+        for node in self.nodes(_USES, scoped=True):
             if node.type == "identifier":
                 self._identifier(node)
             elif node.type == "attribute":

@@ -37,6 +37,7 @@ from app.indexing.link_model import (
     Extractor,
     Link,
     NameOnly,
+    Segments,
     links_in,
     stem_of,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "PACKAGE",
     "RECEIVER_GUESS",
     "Link",
+    "Segments",
     "file_links",
     "links_in",
     "stem_of",
@@ -64,9 +66,25 @@ _EXTRACTORS: dict[str, type[Extractor]] = {
 }
 
 
-def file_links(path: str, root: Node, spec: LanguageSpec | None) -> list[Link]:
-    """Every link of one parsed file, in line order; names of other languages by name only."""
-    extractor = _EXTRACTORS.get(spec.name if spec else "", NameOnly)
-    found = extractor(path, root).run()
-    unique = sorted(set(found), key=lambda k: (k.line, k.name, -k.confidence, k.match))
+def file_links(
+    path: str, root: Node, spec: LanguageSpec, within: Segments | None = None
+) -> list[Link]:
+    """Every link of one parsed file (or on the lines ``within``), in line order; names of
+    other languages by name only."""
+    extractor = _EXTRACTORS.get(spec.name, NameOnly)
+    found = extractor(path, root, spec.language, within).run()
+    if within is not None:
+        found = list(links_in(found, within))
+    unique = sorted(
+        set(found),
+        key=lambda k: (
+            k.line,
+            k.name,
+            -k.confidence,
+            k.match,
+            k.target or "",
+            k.qualifier or "",
+            k.kind,
+        ),
+    )  # a total order: the same links in the same order on every run
     return unique[:MAX_LINKS_PER_FILE]

@@ -4,7 +4,8 @@ Two views per function, in the spirit of HyDE: ``hyde`` is the summary the index
 hold for the new code (so it lands near summaries of related code), ``change`` says what
 the diff adds and removes. The heuristic builds both from names, signature and the
 identifiers on added and removed lines; ``describe_change_with_llm`` asks the cheap model
-for the ``change`` view instead.
+for the ``change`` view instead. The vector signal embeds both views as one query
+(``retrieve.vector_texts``); the lexical signal searches the ``change`` view's words.
 """
 
 from __future__ import annotations

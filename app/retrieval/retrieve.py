@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import openai
@@ -33,10 +34,13 @@ from app.retrieval.signals import lexical_signals, vector_signals
 
 log = logging.getLogger(__name__)
 
-#: Weights of the fill signals in fusion: equal, since the ablation in bench/RESULTS.md
-#: measures them alike (R@4000 0.36 vector with the hash embedder, 0.33 lexical). Links,
-#: twice as strong, are not fused: they rank first on their own (``rank_key``).
-SIGNAL_WEIGHTS = {"vector:hyde": 1.0, "vector:change": 1.0, "lexical": 1.0}
+#: Weights of the fill signals in fusion. The vector signal searches once per function,
+#: with both views of it in one query (``vector_texts``), and weighs what its two
+#: searches, one per view, weighed before. Links, twice as strong, are not fused: they
+#: rank first on their own (``rank_key``).
+SIGNAL_WEIGHTS = {"vector": 2.0, "lexical": 1.0}
+#: A question asked in a PR is one query, searched once by each signal: equal weights.
+QUESTION_WEIGHTS = {"vector": 1.0, "lexical": 1.0}
 #: Links are bounded by what a function uses and who calls it, and their confidence orders
 #: them, so the structural signal keeps more than a search signal's top k.
 LINKS_PER_SIGNAL_HIT = 3
@@ -123,7 +127,8 @@ def retrieve_context(
     started = time.perf_counter()
     vectors: list[list[float]] = []
     if "vector" in signals:
-        embedded = _embedded(embedder, [q.text for q in queries], result.embedding_usage, repo)
+        texts = vector_texts(searched, queries)
+        embedded = _embedded(embedder, texts, result.embedding_usage, repo)
         if embedded is None:
             signals.discard("vector")
             settings = settings.model_copy(update={"retrieval_signals": tuple(sorted(signals))})
@@ -137,7 +142,7 @@ def retrieve_context(
         prepare_vector_search(conn, repo_id)
         exclude = stale_chunk_ids(conn, repo_id, changed, diffs)
         scores = _function_scores(
-            conn, repo_id, searched, queries, vectors, embedder.model, exclude, settings
+            conn, repo_id, searched, queries, vectors, embedder.model, exclude, settings, engine
         )
         per_function = [
             found.weighted(SECONDARY_CHANGE_WEIGHT if secondary(function.file_path) else 1.0)
@@ -172,26 +177,60 @@ def _function_scores(
     model: str,
     exclude: Sequence[int],
     settings: Settings,
+    engine: Engine | None = None,
 ) -> list[FunctionScores]:
     """Every signal for every searched function, each signal in a constant number of
-    statements (not one per function)."""
-    rankings = _rankings(conn, repo_id, searched, queries, vectors, model, exclude, settings)
+    statements (not one per function). With ``engine``, the full-text statement runs on a
+    connection of its own while the vector and link statements run on ``conn``: on zod it
+    took as long as the other two together (bench/RESULTS.md)."""
+    k = settings.retrieval_per_signal
+    signals = settings.retrieval_signals
+    terms = [lexical_terms(f, queries) for f in searched]
+    rankings: list[dict[str, list[int]]] = [{} for _ in searched]
     links: list[list[LinkHit]] = [[] for _ in searched]
-    if "structural" in settings.retrieval_signals:
-        k = settings.retrieval_per_signal * LINKS_PER_SIGNAL_HIT
-        definitions = linked_definitions(conn, repo_id, searched, exclude, k)
-        callers = linked_callers(conn, repo_id, searched, exclude, k)
-        links = [d + c for d, c in zip(definitions, callers, strict=True)]
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        lexical = (
+            pool.submit(_lexical_apart, engine, repo_id, terms, exclude, k)
+            if "lexical" in signals and engine is not None
+            else None
+        )
+        if "vector" in signals:
+            found = vector_signals(conn, repo_id, vectors, model, exclude, k)
+            for ranking, ids in zip(rankings, found, strict=True):
+                ranking["vector"] = ids
+        if "structural" in signals:
+            depth = k * LINKS_PER_SIGNAL_HIT
+            definitions = linked_definitions(conn, repo_id, searched, exclude, depth)
+            callers = linked_callers(conn, repo_id, searched, exclude, depth)
+            links = [d + c for d, c in zip(definitions, callers, strict=True)]
+        if "lexical" in signals:
+            found = (
+                lexical.result()
+                if lexical is not None
+                else lexical_signals(conn, repo_id, terms, exclude, k)
+            )
+            for ranking, ids in zip(rankings, found, strict=True):
+                ranking["lexical"] = ids
     return [_scores(r, hits, settings) for r, hits in zip(rankings, links, strict=True)]
 
 
+def _lexical_apart(
+    engine: Engine, repo_id: int, terms: list[list[str]], exclude: Sequence[int], k: int
+) -> list[list[int]]:
+    with engine.connect() as conn:
+        return lexical_signals(conn, repo_id, terms, exclude, k)
+
+
 def _scores(
-    rankings: dict[str, list[int]], links: Sequence[LinkHit], settings: Settings
+    rankings: dict[str, list[int]],
+    links: Sequence[LinkHit],
+    settings: Settings,
+    weights: Mapping[str, float] = SIGNAL_WEIGHTS,
 ) -> FunctionScores:
     """One function's fused fill signals and its links. Pure."""
     found = FunctionScores()
     found.fused = (
-        reciprocal_rank_fusion(rankings, weights=SIGNAL_WEIGHTS)
+        reciprocal_rank_fusion(rankings, weights=weights)
         if settings.retrieval_fusion == "rrf"
         else interleave(rankings)
     )
@@ -217,33 +256,13 @@ def most_changed(changed: Sequence[ChangedFunction], limit: int) -> list[Changed
     return [c for i, c in enumerate(changed) if i in keep]
 
 
-def _rankings(
-    conn: Connection,
-    repo_id: int,
-    searched: Sequence[ChangedFunction],
-    queries: Sequence[RetrievalQuery],
-    vectors: Sequence[Sequence[float]],
-    model: str,
-    exclude: Sequence[int],
-    settings: Settings,
-) -> list[dict[str, list[int]]]:
-    """The vector and lexical rankings of each searched function, by signal name."""
-    k = settings.retrieval_per_signal
-    rankings: list[dict[str, list[int]]] = [{} for _ in searched]
-    position = {id(f): i for i, f in enumerate(searched)}
-    signals = settings.retrieval_signals
-    if "vector" in signals:
-        for query, ids in zip(
-            queries, vector_signals(conn, repo_id, vectors, model, exclude, k), strict=True
-        ):
-            rankings[position[id(query.function)]][f"vector:{query.view}"] = ids
-    if "lexical" in signals:
-        terms = [lexical_terms(f, queries) for f in searched]
-        for ranking, ids in zip(
-            rankings, lexical_signals(conn, repo_id, terms, exclude, k), strict=True
-        ):
-            ranking["lexical"] = ids
-    return rankings
+def vector_texts(
+    searched: Sequence[ChangedFunction], queries: Sequence[RetrievalQuery]
+) -> list[str]:
+    """One vector query per function: its views (what it is, what changed) in one text.
+    One search instead of one per view halves the vector signal's database time and the
+    query embeddings; the fused recall held (bench/RESULTS.md)."""
+    return ["\n".join(q.text for q in queries if q.function is function) for function in searched]
 
 
 def lexical_terms(function: ChangedFunction, queries: Sequence[RetrievalQuery]) -> list[str]:
@@ -336,12 +355,10 @@ def retrieve_for_question(
         rankings: dict[str, list[int]] = {}
         if vectors:
             prepare_vector_search(conn, repo_id)
-            rankings["vector:change"] = vector_signals(
-                conn, repo_id, vectors, embedder.model, [], k
-            )[0]
+            rankings["vector"] = vector_signals(conn, repo_id, vectors, embedder.model, [], k)[0]
         if "lexical" in signals:
             rankings["lexical"] = lexical_signals(conn, repo_id, [[question]], [], k)[0]
-        merged = merge_function_scores([_scores(rankings, [], settings)])
+        merged = merge_function_scores([_scores(rankings, [], settings, QUESTION_WEIGHTS)])
         chunks = _load(conn, merged, secondary_paths(settings.retrieval_secondary_paths))
     ranked = rank_context(chunks, settings.max_chunks_per_file)
     packed, _ = pack(ranked, counter.usable(settings.context_token_budget), counter.count)

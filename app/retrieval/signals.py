@@ -12,7 +12,7 @@ from pgvector import Vector
 from sqlalchemy import Connection, text
 
 from app.db.frequent_words import frequent_words
-from app.db.vector_index import cosine_distance
+from app.db.vector_index import SEARCH_TYPE, cosine_distance
 
 DISTANCE = cosine_distance("c.embedding", "q.v")
 #: Words of one lexical query beyond this are dropped (the tsquery would only get slower).
@@ -33,7 +33,9 @@ def vector_signals(
         return []
     rows = conn.execute(
         text(
-            "SELECT q.ord, hit.id FROM unnest(CAST(:qs AS vector[])) WITH ORDINALITY AS q(v, ord)"
+            # float16 once per query: a cast in the distance would run once per row scanned
+            f"SELECT q.ord, hit.id FROM unnest(CAST(:qs AS {SEARCH_TYPE}[]))"
+            " WITH ORDINALITY AS q(v, ord)"
             " CROSS JOIN LATERAL (SELECT c.id, c.file_path, c.start_line,"
             f"  {DISTANCE} AS distance FROM code_chunks c"
             "  WHERE c.repository_id = :r AND c.embedding_model = :m AND c.embedding IS NOT NULL"

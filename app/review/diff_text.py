@@ -66,13 +66,10 @@ def fit_diff(diffs: Sequence[FileDiff], budget: int, count: Callable[[str], int]
     """Cut the diff to ``budget`` tokens: first deletion-only hunks, then whole files from
     the least valuable (lock, generated, non-code, tests, code; larger first)."""
     files = list(diffs)
+    whole = count(render_diff(files))
+    if whole <= budget:
+        return FittedDiff(files, [], whole)
     omitted: list[str] = []
-
-    def size() -> int:
-        return count(render_diff(files))
-
-    if size() <= budget:
-        return FittedDiff(files, omitted, size())
     trimmed: list[FileDiff] = []
     for diff in files:
         kept = tuple(h for h in diff.hunks if not h.deletion_only)
@@ -80,11 +77,43 @@ def fit_diff(diffs: Sequence[FileDiff], budget: int, count: Callable[[str], int]
             omitted.append(f"{diff.path}: {len(diff.hunks) - len(kept)} deletion-only hunk(s)")
         if kept or not diff.hunks:
             trimmed.append(replace(diff, hunks=kept))
-    files = trimmed
-    order = sorted(files, key=lambda d: (file_value(d.path), -count(render_file(d)), d.path))
-    for diff in order:
-        if size() <= budget:
-            break
-        files.remove(diff)
-        omitted.append(f"{diff.path}: whole file (diff too large)")
-    return FittedDiff(files, omitted, size())
+    sizes = [count(render_file(d)) for d in trimmed]
+    order = sorted(
+        range(len(trimmed)), key=lambda i: (file_value(trimmed[i].path), -sizes[i], trimmed[i].path)
+    )
+    dropped = _files_to_drop(trimmed, sizes, order, budget, count)
+    omitted += [f"{trimmed[i].path}: whole file (diff too large)" for i in order[:dropped]]
+    left = [d for i, d in enumerate(trimmed) if i not in set(order[:dropped])]
+    return FittedDiff(left, omitted, count(render_diff(left)))
+
+
+def _files_to_drop(
+    files: list[FileDiff],
+    sizes: list[int],
+    order: list[int],
+    budget: int,
+    count: Callable[[str], int],
+) -> int:
+    """The fewest files, taken in ``order``, whose removal fits the diff in ``budget``.
+
+    The files' own counts add up to about the whole's, which finds the answer without
+    counting the whole diff once per file; the whole is then counted only to confirm it
+    (a boundary between files may tokenize a little differently)."""
+
+    def fits(dropped: int) -> bool:
+        gone = set(order[:dropped])
+        return count(render_diff([d for i, d in enumerate(files) if i not in gone])) <= budget
+
+    separator = count("\n\n")
+    estimate = sum(sizes) + separator * max(0, len(files) - 1)
+    dropped = 0
+    while dropped < len(order) and estimate > budget:
+        estimate -= sizes[order[dropped]] + separator
+        dropped += 1
+    if fits(dropped):
+        while dropped > 0 and fits(dropped - 1):
+            dropped -= 1
+    else:
+        while dropped < len(order) and not fits(dropped):
+            dropped += 1
+    return dropped

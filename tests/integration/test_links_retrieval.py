@@ -3,18 +3,23 @@ with incremental re-indexing, and ranked before the fill signals."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine, event, text
+from sqlalchemy.exc import OperationalError
 
 from app.config import Settings
+from app.diff.apply import apply_hunks
 from app.diff.changed import changed_functions
-from app.diff.parse import parse_diff
+from app.diff.parse import FileDiff, parse_diff
 from app.indexing.embedder import HashEmbedder
 from app.indexing.indexer import Indexer
 from app.indexing.links import IMPORTED, LOCAL
+from app.retrieval import retrieve
 from app.retrieval.links import SAME_FILE_WEIGHT, TYPE_ONLY_WEIGHT
+from app.retrieval.queries import heuristic_queries
 from app.retrieval.retrieve import SECONDARY_CHANGE_WEIGHT, ContextResult, retrieve_context
 
 FILES = {
@@ -60,19 +65,22 @@ def _index(engine: Engine, root: Path) -> None:
     Indexer(engine, "shop", root, embedder=HashEmbedder()).run()
 
 
-def _context(engine: Engine, root: Path, settings: Settings, diff: str = DIFF) -> ContextResult:
-    diffs = parse_diff(diff.encode())
+def _reader(root: Path, diffs: list[FileDiff]) -> Callable[[str, str], bytes]:
+    """Both sides of the files of ``diffs``: the old one on disk, the new one patched."""
     old = {d.path: (root / d.path).read_bytes() for d in diffs}
 
     def read(path: str, side: str) -> bytes:
-        from app.diff.apply import apply_hunks
-
         diff = next(d for d in diffs if d.path == path)
         data = apply_hunks(old[path], diff) if side == "new" else old[path]
         assert data is not None
         return data
 
-    changed = changed_functions(diffs, read)
+    return read
+
+
+def _context(engine: Engine, root: Path, settings: Settings, diff: str = DIFF) -> ContextResult:
+    diffs = parse_diff(diff.encode())
+    changed = changed_functions(diffs, _reader(root, diffs))
     return retrieve_context(engine, "shop", diffs, changed, HashEmbedder(), settings, budget=4000)
 
 
@@ -277,3 +285,83 @@ def test_retrieval_runs_the_same_statements_for_two_functions_as_for_twelve(
     found = {c.symbol_name for c in many.context if "structural" in c.signals}
     assert found == {f"helper_{i}" for i in range(12)}
     assert many.timings["total_s"] >= many.timings["database_s"] > 0
+
+
+class _CountingEmbedder(HashEmbedder):
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def embed(self, texts, usage):  # type: ignore[no-untyped-def]
+        self.texts.extend(texts)
+        return super().embed(texts, usage)
+
+
+def test_one_vector_query_per_function_holds_both_of_its_views(
+    engine: Engine, settings: Settings, tmp_path: Path
+) -> None:
+    _write(tmp_path, _many_callers(3))
+    _index(engine, tmp_path)
+    diffs = parse_diff(_change_callers(3).encode())
+    changed = changed_functions(diffs, _reader(tmp_path, diffs))
+    embedder = _CountingEmbedder()
+    result = retrieve_context(engine, "shop", diffs, changed, embedder, settings, budget=4000)
+    assert len(result.changed) == 3
+    assert len(embedder.texts) == 3  # not one per view
+    for function, text_ in zip(result.changed, embedder.texts, strict=True):
+        diff = next(d for d in diffs if d.path == function.file_path)
+        hyde, change = heuristic_queries(function, diff)
+        assert text_ == f"{hyde.text}\n{change.text}"
+
+
+def test_full_text_on_its_own_connection_finds_what_it_finds_inline(
+    engine: Engine, settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lexical statement runs on a second connection while the others run: the context
+    is the one a single connection gives, and its failure is the review's failure."""
+    _write(tmp_path, _many_callers(6))
+    _index(engine, tmp_path)
+    apart = _context(engine, tmp_path, settings, _change_callers(6))
+    inline = retrieve._function_scores
+    monkeypatch.setattr(
+        retrieve,
+        "_function_scores",
+        lambda *args: inline(*args[:8]),  # without the engine: one connection
+    )
+    together = _context(engine, tmp_path, settings, _change_callers(6))
+    assert [(c.chunk_id, c.signals) for c in apart.context] == [
+        (c.chunk_id, c.signals) for c in together.context
+    ]
+    assert any("lexical" in c.signals for c in apart.context)
+    monkeypatch.setattr(retrieve, "_function_scores", inline)
+
+    def broken(*args: object) -> list[list[int]]:
+        raise OperationalError("SELECT", {}, Exception("server closed the connection"))
+
+    monkeypatch.setattr(retrieve, "lexical_signals", broken)
+    with pytest.raises(OperationalError):
+        _context(engine, tmp_path, settings, _change_callers(6))
+
+
+def test_the_first_index_run_refreshes_the_planners_statistics(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """Plans made from an empty table's statistics ranked full text three times slower."""
+
+    def analyzed() -> tuple[object, float]:
+        with engine.connect() as conn:
+            return tuple(
+                conn.execute(
+                    text(
+                        "SELECT s.last_analyze, c.reltuples FROM pg_stat_user_tables s"
+                        " JOIN pg_class c ON c.oid = s.relid WHERE s.relname = 'code_chunks'"
+                    )
+                ).one()
+            )  # type: ignore[return-value]
+
+    assert analyzed()[0] is None
+    _write(tmp_path, _many_callers(4))
+    _index(engine, tmp_path)
+    first, rows = analyzed()
+    assert first is not None and rows > 0
+    _index(engine, tmp_path)  # nothing changed: the statistics still hold
+    assert analyzed()[0] == first

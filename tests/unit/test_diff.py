@@ -3,9 +3,12 @@
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from app.diff.changed import changed_functions
+from app.diff.changed import _lines_in, changed_functions
 from app.diff.parse import DiffError, parse_diff
+from app.indexing.chunks import Chunk
 from tests.gitrepo import GitRepo
 
 SAMPLES = Path(__file__).parent / "chunker_samples"
@@ -115,3 +118,24 @@ def test_binary_and_mode_changes_have_no_functions(repo: GitRepo) -> None:
     repo.commit("change")
     diffs = parse_diff(repo.diff(base, "HEAD"))
     assert changed_functions(diffs, lambda p, s: b"") == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 400), st.integers(0, 60)), min_size=1, max_size=3),
+    st.frozensets(st.integers(1, 500), max_size=120),
+)
+def test_the_lines_of_a_chunk_are_those_it_contains(
+    spans: list[tuple[int, int]], lines: frozenset[int]
+) -> None:
+    segments = tuple(sorted((start, start + length) for start, length in spans))
+    chunk = Chunk.build(
+        file_path="m.py",
+        language="python",
+        chunk_type="function",
+        symbol_name="f",
+        qualified_name="f",
+        segments=segments,
+        raw_code="",
+    )
+    assert _lines_in(chunk, lines) == tuple(sorted(n for n in lines if chunk.contains_line(n)))

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from app.diff.changed import changed_functions
 from app.diff.parse import parse_diff
-from app.indexing.files import chunk_file
+from app.indexing.files import chunk_file, parse_file
 from app.indexing.links import NAME_ONLY, RECEIVER_GUESS, Link, links_in, stem_of
 
 
@@ -286,6 +286,61 @@ def test_links_of_arbitrary_text_are_well_formed(path: str, source: str) -> None
         assert 0 < link.confidence <= 1
         assert link.kind in {"use", "type", "import"}
         assert (link.target is None) == (link.match == "name")
+
+
+SAMPLES = {
+    "httpx/_client.py": PYTHON,
+    "cmd/serve/main.go": GO,
+    "src/client.ts": TYPESCRIPT,
+    "src/main.rs": "fn main() {\n    let x = parse_config(1);\n    run(x)\n}\n",
+}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(sorted(SAMPLES)),
+    st.lists(st.tuples(st.integers(1, 60), st.integers(0, 12)), min_size=1, max_size=3),
+)
+def test_links_within_lines_are_the_whole_files_links_on_them(
+    path: str, spans: list[tuple[int, int]]
+) -> None:
+    """A review looks for links only on its changed functions' lines; it must find exactly
+    what the whole file's pass finds there (imports are still read from the whole file)."""
+    parsed = parse_file(path, SAMPLES[path].encode())
+    within = tuple(sorted((start, start + length) for start, length in spans))
+    assert list(parsed.links(within)) == list(links_in(list(parsed.links()), within))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(1, 80), max_size=40),
+    st.lists(st.tuples(st.integers(1, 80), st.integers(0, 20)), max_size=3),
+)
+def test_links_in_keeps_exactly_the_links_on_the_segments(
+    lines: list[int], spans: list[tuple[int, int]]
+) -> None:
+    links = [Link(line, f"n{i}", "name", None, None, NAME_ONLY) for i, line in enumerate(lines)]
+    segments = tuple((start, start + length) for start, length in spans)
+    expected = tuple(k for k in links if any(s <= k.line <= e for s, e in segments))
+    assert links_in(links, segments) == expected
+
+
+def test_a_review_finds_links_only_on_its_changed_functions_lines() -> None:
+    before, after = "body = to_bytes(request.content)", "body = to_bytes(request.content, 8)"
+    new = PYTHON.replace(before, after)
+    line = PYTHON.split("\n").index(f"        {before}") + 1
+    diff = (
+        "diff --git a/httpx/_client.py b/httpx/_client.py\n--- a/httpx/_client.py\n"
+        f"+++ b/httpx/_client.py\n@@ -{line},1 +{line},1 @@\n"
+        f"-        {before}\n+        {after}\n"
+    )
+    sides = {"old": PYTHON.encode(), "new": new.encode()}
+    [changed] = changed_functions(parse_diff(diff.encode()), lambda path, side: sides[side])
+    whole = list(parse_file("httpx/_client.py", new.encode()).links())
+    assert changed.uses == links_in(whole, changed.chunk.segments)
+    assert changed.symbol_name == "send"
+    assert {"to_bytes", "guess_content_type", "build_request"} <= {k.name for k in changed.uses}
+    assert "helper" not in {k.name for k in changed.uses}  # used by another function
 
 
 def test_a_deleted_function_still_knows_what_it_used() -> None:

@@ -1,11 +1,14 @@
 """Pure parts of the review: diff rendering and budget, prompt fencing, comment validation."""
 
 import re
+from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.diff.parse import parse_diff
-from app.llm.tokens import estimate_tokens
+from app.llm.tokens import estimate_tokens, token_counter
 from app.retrieval.ranking import ContextChunk
 from app.review.comments import (
     fingerprint,
@@ -13,7 +16,7 @@ from app.review.comments import (
     snap_line,
     validate_comments,
 )
-from app.review.diff_text import file_value, fit_diff, render_diff
+from app.review.diff_text import file_value, fit_diff, render_diff, render_file
 from app.review.prompt import build_prompt
 
 DIFF = """diff --git a/app/orders.py b/app/orders.py
@@ -245,3 +248,54 @@ def test_prompt_injection_in_the_pr_body_changes_nothing_structural(diffs) -> No
 )
 def test_answers_without_the_review_keys_are_not_reviews(content: str, usable: bool) -> None:
     assert parse_model_review(content).usable is usable
+
+
+def _fit_by_recounting(diffs, budget, count):  # type: ignore[no-untyped-def]
+    """The rule ``fit_diff`` follows, counting the whole diff again after every file."""
+    files = [replace(d, hunks=tuple(h for h in d.hunks if not h.deletion_only)) for d in diffs]
+    files = [d for d, old in zip(files, diffs, strict=True) if d.hunks or not old.hunks]
+    if count(render_diff(list(diffs))) <= budget:
+        return [d.path for d in diffs]
+    order = sorted(files, key=lambda d: (file_value(d.path), -count(render_file(d)), d.path))
+    for diff in order:
+        if count(render_diff(files)) <= budget:
+            break
+        files.remove(diff)
+    return [d.path for d in files]
+
+
+_PATHS = ["app/a.py", "app/b.go", "tests/test_a.py", "README.md", "poetry.lock", "web/x.ts"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_PATHS), st.integers(1, 40), st.integers(0, 6)),
+        min_size=1,
+        max_size=6,
+        unique_by=lambda f: f[0],
+    ),
+    st.floats(0.0, 1.1),
+    st.sampled_from(["tokens", "chars", "distinct words"]),
+)
+def test_fit_diff_keeps_what_counting_the_whole_diff_each_time_keeps(
+    files: list[tuple[str, int, int]], share: float, counter: str
+) -> None:
+    """Also with counts that do not add up over files (the shortcut must be confirmed)."""
+    text = "".join(
+        f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n"
+        f"@@ -1,{removed} +1,{added} @@\n"
+        + "".join(f"-old {path} {n}\n" for n in range(removed))
+        + "".join(f"+new value({n}) in {path} = {n * 7}\n" for n in range(added))
+        for path, added, removed in files
+    )
+    diffs = parse_diff(text.encode())
+    count = {
+        "tokens": token_counter().count,
+        "chars": lambda t: len(t) // 7,
+        "distinct words": lambda t: len(set(t.split())),
+    }[counter]
+    budget = int(count(render_diff(diffs)) * share)
+    fitted = fit_diff(diffs, budget, count)
+    assert [d.path for d in fitted.files] == _fit_by_recounting(diffs, budget, count)
+    assert fitted.tokens == count(render_diff(fitted.files))

@@ -27,3 +27,22 @@ def count_chunks(conn: Connection, repo_id: int) -> int:
 def last_chunk_id(conn: Connection) -> int:
     """The newest chunk id of any repository (0 when there is none)."""
     return int(conn.execute(text("SELECT coalesce(max(id), 0) FROM code_chunks")).scalar_one())
+
+
+#: Statistics are refreshed when a run changed more than this share of the rows they
+#: describe (autovacuum's ``analyze_scale_factor``, but at once rather than within a minute).
+ANALYZE_SHARE = 0.1
+
+
+def analyze_if_changed(conn: Connection, changed_rows: int) -> bool:
+    """``ANALYZE code_chunks`` when ``changed_rows`` is over ``ANALYZE_SHARE`` of the rows
+    the planner's statistics know of. After a first load the statistics describe an empty
+    table, and a review's full-text statement planned from them took three times as long
+    (zod, bench/RESULTS.md). Returns whether it ran."""
+    known = conn.execute(
+        text("SELECT reltuples FROM pg_class WHERE oid = 'code_chunks'::regclass")
+    ).scalar_one()
+    if changed_rows <= ANALYZE_SHARE * max(float(known), 0.0):
+        return False
+    conn.execute(text("ANALYZE code_chunks"))
+    return True
