@@ -278,6 +278,7 @@ def build_indexes(engine: Engine) -> dict[str, object]:
     with engine.begin() as conn:
         pid = conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
         built = index_repositories(conn)
+        calibrated = {r: (vector_index.index_settings(conn, r) or (0, None))[1] for r in built}
         rss = _peak_rss_mb(pid)
     elapsed = time.perf_counter() - started
     words_s = count_frequent_words(engine)
@@ -293,6 +294,7 @@ def build_indexes(engine: Engine) -> dict[str, object]:
     return {
         "indexes_built": len(built),
         "lists": sorted(built.values(), reverse=True)[:8],
+        "calibrated_probes": [calibrated[r] for r in sorted(built, key=lambda r: -built[r])][:8],
         "build_s": round(elapsed, 1),
         "table_gb": round(int(sizes[0]) / 2**30, 2),
         "vector_indexes_gb": round(int(sizes[1]) / 2**30, 2),
@@ -530,7 +532,7 @@ def main(argv: list[str] | None = None) -> None:
         type=int,
         nargs="*",
         default=[],
-        help="query: also measure with these fixed probes (the app's rule is always measured)",
+        help="query: also measure with these fixed probes (the app's calibrated probes always are)",
     )
     args = parser.parse_args(argv)
     os.environ.pop("DATABASE_URL", None)
@@ -562,13 +564,18 @@ def main(argv: list[str] | None = None) -> None:
 
 @contextlib.contextmanager
 def _fixed_probes(probes: int) -> Iterator[None]:
-    """The app's search with ``ivfflat.probes`` fixed, instead of its rule."""
-    rule = vector_index.probes_for
-    vector_index.probes_for = lambda lists: min(lists, probes)
+    """The app's search with ``ivfflat.probes`` fixed, instead of its calibrated value."""
+    settings = vector_index.index_settings
+
+    def fixed(conn: Connection, repo_id: int) -> tuple[int, int | None] | None:
+        found = settings(conn, repo_id)
+        return (found[0], min(found[0], probes)) if found else None
+
+    vector_index.index_settings = fixed  # type: ignore[assignment]
     try:
         yield
     finally:
-        vector_index.probes_for = rule
+        vector_index.index_settings = settings  # type: ignore[assignment]
 
 
 def _phases(phase: str) -> Iterator[str]:

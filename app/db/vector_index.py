@@ -18,15 +18,23 @@ search at a million chunks"), one index over all repositories served that filter
 * ``lists`` = rows / 1000 up to 1M rows, sqrt(rows) above (pgvector's advice); an index is
   rebuilt only after data is loaded, and only when the ideal ``lists`` is at least twice or
   at most half the current one.
-* ``probes`` = ``PROBES_FACTOR`` x sqrt(lists), set per query (``SET LOCAL``): pgvector's
-  sqrt(lists) alone measured recall@10 0.973 in 50k+ repositories (0.85 at 1M chunks
-  with 8 probes), twice that 1.0. Lists are uneven on clustered vectors, so recall
-  needs many probes; the costs are in bench/RESULTS.md.
+* ``probes`` is calibrated on the repository's own vectors when its index is built: the
+  fewest with which the index finds ``CALIBRATION_RECALL`` of the exact 10 nearest
+  neighbours of a sample of its rows, searched at most up to ``PROBES_FACTOR`` x
+  sqrt(lists) (pgvector's sqrt(lists) alone measured recall@10 0.973 in 50k+
+  repositories, twice that 1.0). The value is the index's comment, so it lives and dies
+  with the index; an index without one (built before) uses the upper bound until its
+  next index run calibrates it. How many probes recall needs depends on the data: at
+  100,000 clustered chunks 4 of 100 lists found what 20 did; at 1M, 8 of 1,000 lists
+  found 0.85 (bench/RESULTS.md).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
+import re
+from collections.abc import Callable
 
 from sqlalchemy import Connection, text
 
@@ -39,6 +47,13 @@ REBUILD_FACTOR = 2
 #: Repositories up to this many embedded chunks are searched exactly (no index).
 EXACT_MAX_ROWS = 20_000
 PROBES_FACTOR = 2
+#: The recall@10 against exact search a calibrated ``probes`` must reach on the sample.
+CALIBRATION_RECALL = 0.99
+#: Queries made from the repository's rows to calibrate ``probes``.
+CALIBRATION_SAMPLES = 16
+#: How far a calibration query is pulled from its row towards another row.
+CALIBRATION_PULL = 0.8
+_PROBES_COMMENT = re.compile(r"^probes=(\d+)$")
 
 
 def cosine_distance(column: str, query: str) -> str:
@@ -83,17 +98,103 @@ def wanted_lists(current: int | None, rows: int) -> int | None:
 
 def current_lists(conn: Connection, repo_id: int) -> int | None:
     """The ``lists`` of the repository's index, or None when it has none."""
-    options = conn.execute(
-        text("SELECT coalesce(reloptions, '{}') FROM pg_class WHERE relname = :name"),
+    found = index_settings(conn, repo_id)
+    return found[0] if found else None
+
+
+def index_settings(conn: Connection, repo_id: int) -> tuple[int, int | None] | None:
+    """The repository's index: its ``lists`` and calibrated ``probes`` (None: not yet
+    calibrated), or None when it has no index."""
+    row = conn.execute(
+        text(
+            "SELECT coalesce(reloptions, '{}'), obj_description(oid, 'pg_class') FROM pg_class"
+            " WHERE relname = :name"
+        ),
         {"name": index_name(repo_id)},
-    ).scalar_one_or_none()
-    if options is None:
+    ).one_or_none()
+    if row is None:
         return None
+    options, comment = row
+    lists = 1
     for option in options:
         key, _, value = option.partition("=")
         if key == "lists":
-            return int(value)
-    return 1
+            lists = int(value)
+    calibrated = _PROBES_COMMENT.match(comment or "")
+    return lists, int(calibrated.group(1)) if calibrated else None
+
+
+def smallest_probes(lists: int, recall_at: Callable[[int], float], target: float) -> int:
+    """The fewest probes, up to ``probes_for(lists)``, whose ``recall_at`` reaches
+    ``target`` (recall grows with probes); the upper bound when none does. Pure."""
+    low, high = 1, probes_for(lists)
+    if recall_at(high) < target:
+        return high
+    while low < high:
+        middle = (low + high) // 2
+        if recall_at(middle) >= target:
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+def calibrate_probes(conn: Connection, repo_id: int, lists: int) -> int:
+    """Find and store (as the index's comment) the probes the repository's index needs:
+    ``smallest_probes`` over the exact neighbours of ``CALIBRATION_SAMPLES`` queries made
+    from its rows. A query is a row pulled towards another (``calibration_query``): a
+    review's query is near the code it is about, not on it, and a row searched for itself
+    needed fewer probes than such queries (recall 0.95 on shape B at what it chose)."""
+    rows = conn.execute(
+        text(
+            "SELECT embedding::text FROM code_chunks WHERE repository_id = :r"
+            " AND embedding IS NOT NULL ORDER BY md5(id::text) LIMIT :n"
+        ),
+        {"r": repo_id, "n": CALIBRATION_SAMPLES + 1},
+    ).scalars()
+    vectors = [_parse(v) for v in rows]
+    queries = [calibration_query(a, b) for a, b in itertools.pairwise(vectors)]
+    conn.execute(text("SET LOCAL plan_cache_mode = force_custom_plan"))
+    conn.execute(text("SET LOCAL ivfflat.iterative_scan = relaxed_order"))
+    conn.execute(text("SET LOCAL enable_indexscan = off"))
+    exact = [_neighbours(conn, repo_id, q) for q in queries]
+    conn.execute(text("SET LOCAL enable_indexscan = on"))
+
+    def recall_at(probes: int) -> float:
+        conn.execute(text(f"SET LOCAL ivfflat.probes = {int(probes)}"))
+        found = [_neighbours(conn, repo_id, q) for q in queries]
+        hits = sum(len(set(f) & set(e)) for f, e in zip(found, exact, strict=True))
+        return hits / max(1, sum(len(e) for e in exact))
+
+    probes = smallest_probes(lists, recall_at, CALIBRATION_RECALL) if queries else 1
+    conn.execute(text(f"COMMENT ON INDEX {index_name(repo_id)} IS 'probes={probes}'"))
+    return probes
+
+
+def calibration_query(row: list[float], other: list[float]) -> str:
+    """``row`` pulled towards ``other`` (weight ``CALIBRATION_PULL``), as vector text. Pure."""
+    return (
+        "["
+        + ",".join(f"{a + CALIBRATION_PULL * b:.5g}" for a, b in zip(row, other, strict=True))
+        + "]"
+    )
+
+
+def _parse(vector: str) -> list[float]:
+    return [float(x) for x in vector.strip("[]").split(",")]
+
+
+def _neighbours(conn: Connection, repo_id: int, query: str) -> list[int]:
+    """The 10 rows nearest ``query``."""
+    return list(
+        conn.execute(
+            text(
+                "SELECT id FROM code_chunks WHERE repository_id = :r AND embedding IS NOT NULL"
+                f" ORDER BY {cosine_distance('embedding', 'CAST(:q AS text)')} LIMIT 10"
+            ),
+            {"r": repo_id, "q": query},
+        ).scalars()
+    )
 
 
 def rebuild_if_needed(conn: Connection, repo_id: int) -> int | None:
@@ -104,9 +205,12 @@ def rebuild_if_needed(conn: Connection, repo_id: int) -> int | None:
         text("SELECT count(*) FROM code_chunks WHERE repository_id = :r AND embedding IS NOT NULL"),
         {"r": repo_id},
     ).scalar_one()
-    current = current_lists(conn, repo_id)
+    found = index_settings(conn, repo_id)
+    current = found[0] if found else None
     lists = wanted_lists(current, rows)
     if lists == current:
+        if found is not None and found[1] is None:  # built before calibration
+            calibrate_probes(conn, repo_id, found[0])
         return current
     name = index_name(repo_id)
     conn.execute(text(f"DROP INDEX IF EXISTS {name}"))
@@ -121,6 +225,8 @@ def rebuild_if_needed(conn: Connection, repo_id: int) -> int | None:
         )
     # Fresh statistics, or the planner costs the index from an empty table's numbers.
     conn.execute(text("ANALYZE code_chunks"))
+    if lists is not None:
+        calibrate_probes(conn, repo_id, lists)
     return lists
 
 
@@ -135,12 +241,14 @@ def index_repositories(conn: Connection) -> dict[int, int]:
 
 
 def set_probes(conn: Connection, repo_id: int) -> int | None:
-    """Per transaction: ``ivfflat.probes`` for the repository's index, and plans made for
-    its id (a generic plan could not use a partial index). None: searched exactly."""
+    """Per transaction: ``ivfflat.probes`` for the repository's index (calibrated, else
+    the upper bound), and plans made for its id (a generic plan could not use a partial
+    index). None: searched exactly."""
     conn.execute(text("SET LOCAL plan_cache_mode = force_custom_plan"))
-    lists = current_lists(conn, repo_id)
-    if lists is None:
+    found = index_settings(conn, repo_id)
+    if found is None:
         return None
-    probes = probes_for(lists)
+    lists, calibrated = found
+    probes = calibrated or probes_for(lists)
     conn.execute(text(f"SET LOCAL ivfflat.probes = {probes}"))
     return probes

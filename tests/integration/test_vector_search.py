@@ -9,7 +9,13 @@ from sqlalchemy import Connection, Engine, bindparam, text
 
 from app.db import vector_index
 from app.db.models import EMBEDDING_DIMS
-from app.db.vector_index import current_lists, index_name, rebuild_if_needed
+from app.db.vector_index import (
+    current_lists,
+    index_name,
+    index_settings,
+    rebuild_if_needed,
+    set_probes,
+)
 from app.retrieval.search import prepare_vector_search
 from app.retrieval.signals import vector_signals
 
@@ -144,3 +150,35 @@ def test_the_index_goes_when_the_repository_shrinks_below_half_the_threshold(
         )
         assert rebuild_if_needed(conn, repo) is None
         assert current_lists(conn, repo) is None
+
+
+def test_probes_are_calibrated_on_the_repositorys_own_vectors_and_used(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_index, "EXACT_MAX_ROWS", 2_000)
+    monkeypatch.setattr(vector_index, "PROBES_FACTOR", 8)  # an upper bound of 3 of 3 lists
+    rng = random.Random(11)
+    repo, rows = _seed_repo(engine, rng, "o/calibrated")
+    with engine.begin() as conn:
+        assert rebuild_if_needed(conn, repo) == 3
+        lists, probes = index_settings(conn, repo) or (0, None)
+    assert lists == 3 and probes is not None and 1 <= probes <= 3
+    with engine.begin() as conn:
+        assert set_probes(conn, repo) == probes
+        assert conn.execute(text("SHOW ivfflat.probes")).scalar_one() == str(probes)
+    # the recall it was calibrated for, on queries near the repository's rows
+    hits = 0
+    for target in rng.sample(list(rows), 10):
+        query = _near(rows[target], rng, 0.001)
+        with engine.begin() as conn:
+            exact = _exact(conn, repo, query, 10)
+        hits += len(set(_app_search(engine, repo, query, 10)) & set(exact))
+    assert hits / 100 >= vector_index.CALIBRATION_RECALL - 0.05
+
+    # an index built before calibration existed gets calibrated by the next run
+    with engine.begin() as conn:
+        conn.execute(text(f"COMMENT ON INDEX {index_name(repo)} IS NULL"))
+        assert index_settings(conn, repo) == (3, None)
+        assert set_probes(conn, repo) == 3  # meanwhile: the upper bound
+        assert rebuild_if_needed(conn, repo) == 3
+        assert index_settings(conn, repo) == (3, probes)

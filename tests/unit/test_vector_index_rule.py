@@ -3,7 +3,13 @@ import math
 import pytest
 
 from app.db import vector_index
-from app.db.vector_index import EXACT_MAX_ROWS, ideal_lists, probes_for, wanted_lists
+from app.db.vector_index import (
+    EXACT_MAX_ROWS,
+    ideal_lists,
+    probes_for,
+    smallest_probes,
+    wanted_lists,
+)
 
 
 @pytest.mark.parametrize(
@@ -56,3 +62,27 @@ def test_build_memory_grows_with_lists_within_bounds() -> None:
     assert build_memory_mb(214) > 65  # the failure this guards against: 65 MB needed at 214 lists
     assert build_memory_mb(1000) >= 440
     assert build_memory_mb(100_000) == 4096
+
+
+@pytest.mark.parametrize("needed", [1, 2, 5, 13, 20])
+def test_calibration_finds_the_fewest_probes_that_reach_the_recall(needed: int) -> None:
+    tried: list[int] = []
+
+    def recall_at(probes: int) -> float:
+        tried.append(probes)
+        return 1.0 if probes >= needed else probes / (needed + 1)
+
+    assert smallest_probes(100, recall_at, 0.99) == needed  # upper bound: 20 of 100
+    assert len(tried) <= 1 + math.ceil(math.log2(20)) + 1  # a binary search, not a sweep
+
+
+def test_calibration_falls_back_to_the_upper_bound_when_no_probes_reach_the_recall() -> None:
+    assert smallest_probes(100, lambda probes: 0.5, 0.99) == probes_for(100)
+    assert smallest_probes(1, lambda probes: 0.0, 0.99) == 1
+
+
+def test_a_calibration_query_is_a_row_pulled_towards_another() -> None:
+    query = vector_index.calibration_query([1.0, 0.0, 0.5], [0.0, 1.0, 0.5])
+    values = [float(x) for x in query.strip("[]").split(",")]
+    pull = vector_index.CALIBRATION_PULL
+    assert values == pytest.approx([1.0, pull, 0.5 + 0.5 * pull])
