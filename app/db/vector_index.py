@@ -20,7 +20,7 @@ search at a million chunks"), one index over all repositories served that filter
   at most half the current one.
 * ``probes`` is calibrated on the repository's own vectors when its index is built: the
   fewest with which the index finds ``CALIBRATION_RECALL`` of the exact 10 nearest
-  neighbours of a sample of its rows, searched at most up to ``PROBES_FACTOR`` x
+  neighbours of queries made from a sample of its rows, at most ``PROBES_FACTOR`` x
   sqrt(lists) (pgvector's sqrt(lists) alone measured recall@10 0.973 in 50k+
   repositories, twice that 1.0). The value is the index's comment, so it lives and dies
   with the index; an index without one (built before) uses the upper bound until its
@@ -205,12 +205,9 @@ def rebuild_if_needed(conn: Connection, repo_id: int) -> int | None:
         text("SELECT count(*) FROM code_chunks WHERE repository_id = :r AND embedding IS NOT NULL"),
         {"r": repo_id},
     ).scalar_one()
-    found = index_settings(conn, repo_id)
-    current = found[0] if found else None
+    current = current_lists(conn, repo_id)
     lists = wanted_lists(current, rows)
     if lists == current:
-        if found is not None and found[1] is None:  # built before calibration
-            calibrate_probes(conn, repo_id, found[0])
         return current
     name = index_name(repo_id)
     conn.execute(text(f"DROP INDEX IF EXISTS {name}"))
@@ -225,9 +222,19 @@ def rebuild_if_needed(conn: Connection, repo_id: int) -> int | None:
         )
     # Fresh statistics, or the planner costs the index from an empty table's numbers.
     conn.execute(text("ANALYZE code_chunks"))
-    if lists is not None:
-        calibrate_probes(conn, repo_id, lists)
     return lists
+
+
+def calibrate_if_needed(conn: Connection, repo_id: int) -> int | None:
+    """Calibrate the repository's index if it has none yet (just built, or built before
+    calibration existed); return its probes (None: no index). Run it in a transaction of
+    its own after the build's: the build's holds a lock on ``code_chunks`` that keeps
+    other repositories' index runs waiting."""
+    found = index_settings(conn, repo_id)
+    if found is None:
+        return None
+    lists, calibrated = found
+    return calibrated if calibrated is not None else calibrate_probes(conn, repo_id, lists)
 
 
 def index_repositories(conn: Connection) -> dict[int, int]:
@@ -235,6 +242,7 @@ def index_repositories(conn: Connection) -> dict[int, int]:
     built = {}
     for repo_id in conn.execute(text("SELECT id FROM repositories ORDER BY id")).scalars():
         lists = rebuild_if_needed(conn, repo_id)
+        calibrate_if_needed(conn, repo_id)
         if lists is not None:
             built[repo_id] = lists
     return built

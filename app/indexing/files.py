@@ -160,13 +160,11 @@ def chunk_file(
     data: bytes,
     limits: ChunkLimits | None = None,
     max_bytes: int = DEFAULT_MAX_FILE_BYTES,
-    *,
-    links: bool = True,
 ) -> FileChunks:
-    """Chunk one file's bytes; never raises for the content. ``links=False`` skips
-    finding the names each line uses (about two thirds of the work)."""
+    """Chunk one file's bytes, with the links of all its lines; never raises for the
+    content. ``parse_file`` keeps the parse, for links of some lines only."""
     parsed = parse_file(path, data, limits, max_bytes)
-    return replace(parsed.chunked, links=parsed.links()) if links else parsed.chunked
+    return replace(parsed.chunked, links=parsed.links())
 
 
 def changed_chunks(chunks: Sequence[Chunk], changed_lines: Iterable[int]) -> list[Chunk]:

@@ -1,6 +1,6 @@
 """What a link is (``Link``, its confidences) and what every language's link extractor
-shares: the nodes of a syntax tree (by query) and the ``Extractor`` base (``app/indexing/links.py``
-says what links are for). Pure: no I/O."""
+shares: finding a syntax tree's nodes by query, and the ``Extractor`` base
+(``app/indexing/links.py`` says what links are for). Pure: no I/O."""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ from sqlalchemy import Engine, event, text
 from sqlalchemy.exc import OperationalError
 
 from app.config import Settings
+from app.db import vector_index
 from app.diff.apply import apply_hunks
 from app.diff.changed import changed_functions
 from app.diff.parse import FileDiff, parse_diff
@@ -365,3 +366,14 @@ def test_the_first_index_run_refreshes_the_planners_statistics(
     assert first is not None and rows > 0
     _index(engine, tmp_path)  # nothing changed: the statistics still hold
     assert analyzed()[0] == first
+
+
+def test_an_index_run_that_builds_a_vector_index_calibrates_its_probes(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_index, "EXACT_MAX_ROWS", 10)
+    _write(tmp_path, _many_callers(12))
+    _index(engine, tmp_path)
+    with engine.connect() as conn:
+        repo = conn.execute(text("SELECT id FROM repositories WHERE full_name = 'shop'")).scalar()
+        assert vector_index.index_settings(conn, int(repo)) == (1, 1)  # one list, one probe

@@ -10,6 +10,7 @@ from sqlalchemy import Connection, Engine, bindparam, text
 from app.db import vector_index
 from app.db.models import EMBEDDING_DIMS
 from app.db.vector_index import (
+    calibrate_if_needed,
     current_lists,
     index_name,
     index_settings,
@@ -161,8 +162,11 @@ def test_probes_are_calibrated_on_the_repositorys_own_vectors_and_used(
     repo, rows = _seed_repo(engine, rng, "o/calibrated")
     with engine.begin() as conn:
         assert rebuild_if_needed(conn, repo) == 3
-        lists, probes = index_settings(conn, repo) or (0, None)
-    assert lists == 3 and probes is not None and 1 <= probes <= 3
+        assert index_settings(conn, repo) == (3, None)  # calibrated after the build commits
+    with engine.begin() as conn:
+        probes = calibrate_if_needed(conn, repo)
+        assert probes is not None and 1 <= probes <= 3
+        assert index_settings(conn, repo) == (3, probes)
     with engine.begin() as conn:
         assert set_probes(conn, repo) == probes
         assert conn.execute(text("SHOW ivfflat.probes")).scalar_one() == str(probes)
@@ -180,5 +184,6 @@ def test_probes_are_calibrated_on_the_repositorys_own_vectors_and_used(
         conn.execute(text(f"COMMENT ON INDEX {index_name(repo)} IS NULL"))
         assert index_settings(conn, repo) == (3, None)
         assert set_probes(conn, repo) == 3  # meanwhile: the upper bound
-        assert rebuild_if_needed(conn, repo) == 3
+        assert rebuild_if_needed(conn, repo) == 3  # the index is kept
+        assert calibrate_if_needed(conn, repo) == probes
         assert index_settings(conn, repo) == (3, probes)
