@@ -185,7 +185,7 @@ def _function_scores(
     took as long as the other two together (bench/RESULTS.md)."""
     k = settings.retrieval_per_signal
     signals = settings.retrieval_signals
-    terms = [lexical_terms(f, queries) for f in searched]
+    terms = [lexical_terms(f, queries) for f in searched] if "lexical" in signals else []
     rankings: list[dict[str, list[int]]] = [{} for _ in searched]
     links: list[list[LinkHit]] = [[] for _ in searched]
     with ThreadPoolExecutor(max_workers=1) as pool:

@@ -83,7 +83,8 @@ def fit_diff(diffs: Sequence[FileDiff], budget: int, count: Callable[[str], int]
     )
     dropped = _files_to_drop(trimmed, sizes, order, budget, count)
     omitted += [f"{trimmed[i].path}: whole file (diff too large)" for i in order[:dropped]]
-    left = [d for i, d in enumerate(trimmed) if i not in set(order[:dropped])]
+    gone = set(order[:dropped])
+    left = [d for i, d in enumerate(trimmed) if i not in gone]
     return FittedDiff(left, omitted, count(render_diff(left)))
 
 
