@@ -6,27 +6,26 @@ search at a million chunks"), one index over all repositories served that filter
 (approximate search among other repositories' vectors), so the rule is per repository:
 
 * A repository with at most ``EXACT_MAX_ROWS`` embedded chunks has no vector index: an
-  exact scan of its rows (found through the ``repository_id`` b-tree) has recall 1 and is
-  as fast or faster at that size. With the rule below, a query probes 2/sqrt(rows/1000)
-  of the lists (45% at 20,000 rows), and queries land in lists two to four times the
-  mean, so below about 20,000 rows the index reads as many vectors as a scan: on zod's
-  12,131 chunks a scan took 22 ms and the index (7 of 12 lists) 39 ms; in 51,000 to 80,000
-  chunk repositories the index was 2.5 times faster (104-171 ms against 267-467 ms).
+  exact scan of its rows (found through the ``repository_id`` b-tree) has recall 1 and
+  took 9 ms p50, 19 ms p95 at 2,000 rows on shape B. Above that a scan grows with the
+  repository (28 ms p50, 101 ms p95 at 8,700 rows) and an index does not (5-8 ms).
 * A larger repository gets its own partial ivfflat cosine index (``WHERE repository_id =
   N``), so a query scans only its own vectors. It is dropped again below half the
   threshold, so a repository near the line does not flap.
-* ``lists`` = rows / 1000 up to 1M rows, sqrt(rows) above (pgvector's advice); an index is
-  rebuilt only after data is loaded, and only when the ideal ``lists`` is at least twice or
-  at most half the current one.
+* ``lists`` = rows / ``ROWS_PER_LIST``, at most ``MAX_LISTS``. pgvector advises rows /
+  1000, but with probes calibrated small lists win: on an 80,000-chunk repository 80
+  lists needed 32 probes (102 ms p50), 283 lists 6 (38 ms) and 800 lists 4 (6.5 ms), all
+  at recall@10 >= 0.99. The build costs more (22 s against 7 s there), and past
+  ``MAX_LISTS`` the build's k-means and the assignment of every row to a list grow too
+  slow for what they save. An index is rebuilt only after data is loaded, and only when
+  the ideal ``lists`` is at least twice or at most half the current one.
 * ``probes`` is calibrated on the repository's own vectors when its index is built: the
   fewest with which the index finds ``CALIBRATION_RECALL`` of the exact 10 nearest
-  neighbours of queries made from a sample of its rows, at most ``PROBES_FACTOR`` x
-  sqrt(lists) (pgvector's sqrt(lists) alone measured recall@10 0.973 in 50k+
-  repositories, twice that 1.0). The value is the index's comment, so it lives and dies
-  with the index; an index without one (built before) uses the upper bound until its
-  next index run calibrates it. How many probes recall needs depends on the data: at
-  100,000 clustered chunks 4 of 100 lists found what 20 did; at 1M, 8 of 1,000 lists
-  found 0.85 (bench/RESULTS.md).
+  neighbours of queries made from a sample of its rows, up to every list (then the index
+  reads what an exact scan would, and finds what it finds). The value is the index's
+  comment, so it lives and dies with the index; an index without one (built before) uses
+  ``PROBES_FACTOR`` x sqrt(lists) until its next index run calibrates it. How many probes
+  recall needs depends on the data, so it is measured, not derived from ``lists``.
 """
 
 from __future__ import annotations
@@ -34,7 +33,9 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from sqlalchemy import Connection, text
 
@@ -45,7 +46,10 @@ INDEX_PREFIX = "ix_code_chunks_embedding_r"
 SEARCH_TYPE = f"halfvec({EMBEDDING_DIMS})"
 REBUILD_FACTOR = 2
 #: Repositories up to this many embedded chunks are searched exactly (no index).
-EXACT_MAX_ROWS = 20_000
+EXACT_MAX_ROWS = 2_000
+#: Rows per list of a repository's index, and the most lists an index gets.
+ROWS_PER_LIST = 100
+MAX_LISTS = 1_000
 PROBES_FACTOR = 2
 #: The recall@10 against exact search a calibrated ``probes`` must reach on the sample.
 CALIBRATION_RECALL = 0.99
@@ -54,6 +58,10 @@ CALIBRATION_SAMPLES = 16
 #: How far a calibration query is pulled from its row towards another row.
 CALIBRATION_PULL = 0.8
 _PROBES_COMMENT = re.compile(r"^probes=(\d+)$")
+#: The advisory lock that lets one concurrent build (or statistics refresh) run at a time.
+BUILD_LOCK = "reviewbot:vector-index-build"
+#: How long a build waits for that lock, and for older transactions to end.
+BUILD_WAIT_SECONDS = 900
 
 
 def cosine_distance(column: str, query: str) -> str:
@@ -65,21 +73,31 @@ def index_name(repo_id: int) -> str:
     return f"{INDEX_PREFIX}{int(repo_id)}"
 
 
+def building_name(repo_id: int) -> str:
+    """The name a rebuilt index has until it replaces the old one."""
+    return f"{index_name(repo_id)}_new"
+
+
 def ideal_lists(rows: int) -> int:
-    """pgvector's recommended ``lists`` for an index over ``rows`` rows."""
-    if rows <= 1_000_000:
-        return max(1, rows // 1000)
-    return math.isqrt(rows)
+    """The ``lists`` an index over ``rows`` rows gets: ``ROWS_PER_LIST`` rows a list, at
+    most ``MAX_LISTS``."""
+    return max(1, min(MAX_LISTS, rows // ROWS_PER_LIST))
 
 
 def build_memory_mb(lists: int, dims: int = 1536) -> int:
-    """``maintenance_work_mem`` an ivfflat build with ``lists`` lists needs, with headroom."""
+    """``maintenance_work_mem`` an ivfflat build with ``lists`` lists needs, with headroom.
+
+    pgvector's k-means holds 50 sample vectors a list and, for Elkan's bounds, a float
+    per sample and list, so memory grows with the square of ``lists``: at 2,000 lists it
+    asked for 1,097 MB."""
     samples = lists * 50
-    return min(4096, max(128, math.ceil(samples * dims * 4 * 1.5 / 2**20)))
+    needed = samples * (dims * 4 + lists * 4) + lists * lists * 4
+    return min(4096, max(128, math.ceil(needed * 1.2 / 2**20)))
 
 
 def probes_for(lists: int) -> int:
-    """How many lists a query scans: ``PROBES_FACTOR`` x sqrt(lists), within 1 .. lists."""
+    """How many lists a query scans before the index is calibrated: ``PROBES_FACTOR`` x
+    sqrt(lists), within 1 .. lists."""
     return min(lists, max(1, round(PROBES_FACTOR * math.sqrt(lists))))
 
 
@@ -104,13 +122,16 @@ def current_lists(conn: Connection, repo_id: int) -> int | None:
 
 def index_settings(conn: Connection, repo_id: int) -> tuple[int, int | None] | None:
     """The repository's index: its ``lists`` and calibrated ``probes`` (None: not yet
-    calibrated), or None when it has no index."""
+    calibrated), or None when it has no index. Between a concurrent rebuild's two steps
+    (the old index dropped, the new one not yet renamed) the new one is the index."""
     row = conn.execute(
         text(
-            "SELECT coalesce(reloptions, '{}'), obj_description(oid, 'pg_class') FROM pg_class"
-            " WHERE relname = :name"
+            "SELECT coalesce(c.reloptions, '{}'), obj_description(c.oid, 'pg_class')"
+            " FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid"
+            " WHERE c.relname IN (:name, :building) AND i.indisvalid"
+            " ORDER BY c.relname = :name DESC LIMIT 1"
         ),
-        {"name": index_name(repo_id)},
+        {"name": index_name(repo_id), "building": building_name(repo_id)},
     ).one_or_none()
     if row is None:
         return None
@@ -125,11 +146,15 @@ def index_settings(conn: Connection, repo_id: int) -> tuple[int, int | None] | N
 
 
 def smallest_probes(lists: int, recall_at: Callable[[int], float], target: float) -> int:
-    """The fewest probes, up to ``probes_for(lists)``, whose ``recall_at`` reaches
-    ``target`` (recall grows with probes); the upper bound when none does. Pure."""
-    low, high = 1, probes_for(lists)
-    if recall_at(high) < target:
-        return high
+    """The fewest probes, up to ``lists``, whose ``recall_at`` reaches ``target`` (recall
+    grows with probes); every list when none does. Pure.
+
+    Doubling from 1, then bisecting: the answer is usually a few lists of thousands, and
+    each try costs the probes it scans, so large tries are left until they are needed.
+    Every list finds what an exact scan finds, so it is never tried."""
+    low, high = 1, 1
+    while high < lists and recall_at(high) < target:
+        low, high = high + 1, min(lists, high * 2)
     while low < high:
         middle = (low + high) // 2
         if recall_at(middle) >= target:
@@ -197,10 +222,61 @@ def _neighbours(conn: Connection, repo_id: int, query: str) -> list[int]:
     )
 
 
-def rebuild_if_needed(conn: Connection, repo_id: int) -> int | None:
+@contextmanager
+def build_lock(
+    conn: Connection, wait_seconds: float = BUILD_WAIT_SECONDS, poll_seconds: float = 0.5
+) -> Iterator[None]:
+    """On an autocommit ``conn``: hold ``BUILD_LOCK``, waiting at most ``wait_seconds``
+    for it (then ``TimeoutError``, which a job retries), and as long for any lock the
+    work inside waits on (``lock_timeout``).
+
+    A concurrent build waits for every transaction older than it. Another build, or an
+    ``ANALYZE`` of ``code_chunks``, waiting for the build's table lock is such a
+    transaction, and PostgreSQL ends one of the two as a deadlock; so builds and the index
+    run's statistics refresh take turns. The lock is polled with ``pg_try_advisory_lock``
+    rather than waited for, since a statement waiting on it is such a transaction too
+    (the deadlock the tests caught). A transaction left open longer than the wait fails
+    the build instead of wedging it; the next index run builds again."""
+    deadline = time.monotonic() + wait_seconds
+    take = text("SELECT pg_try_advisory_lock(hashtext(:k))")
+    while not conn.execute(take, {"k": BUILD_LOCK}).scalar_one():
+        if time.monotonic() >= deadline:
+            raise TimeoutError(
+                f"another vector index build kept the database busy for {wait_seconds:g} s"
+            )
+        time.sleep(poll_seconds)
+    try:
+        conn.execute(
+            text("SELECT set_config('lock_timeout', :t, false)"), {"t": f"{wait_seconds}s"}
+        )
+        yield
+    finally:
+        conn.execute(text("RESET lock_timeout"))
+        conn.execute(text("SELECT pg_advisory_unlock(hashtext(:k))"), {"k": BUILD_LOCK})
+
+
+def rebuild_if_needed(conn: Connection, repo_id: int, *, concurrently: bool = False) -> int | None:
     """Create, rebuild or drop the repository's index as the rule says; return its lists
-    (None: searched exactly). Runs in the caller's transaction: readers keep the old index
-    until commit."""
+    (None: searched exactly). The new index is built under ``building_name``, then takes
+    the old one's place, so searches keep an index throughout.
+
+    ``concurrently`` (``conn`` in autocommit, as an index run uses it, inside
+    ``build_lock``): every step is ``CONCURRENTLY``, so no other repository's searches or
+    writes wait for the build, which takes minutes at a million rows. Otherwise
+    (migrations) it runs in the caller's transaction: the build blocks writes to
+    ``code_chunks``, and from the drop of the old index to commit, reads too."""
+    name, building = index_name(repo_id), building_name(repo_id)
+    valid: dict[str, bool] = dict(
+        conn.execute(
+            text(
+                "SELECT c.relname, i.indisvalid FROM pg_class c"
+                " JOIN pg_index i ON i.indexrelid = c.oid WHERE c.relname IN (:name, :building)"
+            ),
+            {"name": name, "building": building},
+        ).all()
+    )
+    if valid.get(building) and name not in valid:  # a swap cut short (the process died)
+        conn.execute(text(f"ALTER INDEX {building} RENAME TO {name}"))
     rows = conn.execute(
         text("SELECT count(*) FROM code_chunks WHERE repository_id = :r AND embedding IS NOT NULL"),
         {"r": repo_id},
@@ -209,19 +285,28 @@ def rebuild_if_needed(conn: Connection, repo_id: int) -> int | None:
     lists = wanted_lists(current, rows)
     if lists == current:
         return current
-    name = index_name(repo_id)
-    conn.execute(text(f"DROP INDEX IF EXISTS {name}"))
+    how = " CONCURRENTLY" if concurrently else ""
+    conn.execute(text(f"DROP INDEX{how} IF EXISTS {building}"))  # a failed build's remains
     if lists is not None:
         # k-means samples ~50 vectors a list; the default 64 MB is too little past ~200 lists.
-        conn.execute(text(f"SET LOCAL maintenance_work_mem = '{build_memory_mb(lists)}MB'"))
-        conn.execute(
-            text(
-                f"CREATE INDEX {name} ON code_chunks USING ivfflat (embedding halfvec_cosine_ops)"
-                f" WITH (lists = {lists}) WHERE repository_id = {int(repo_id)}"
+        memory = f"'{build_memory_mb(lists)}MB'"
+        conn.execute(text(f"SET{'' if concurrently else ' LOCAL'} maintenance_work_mem = {memory}"))
+        try:
+            conn.execute(
+                text(
+                    f"CREATE INDEX{how} {building} ON code_chunks"
+                    f" USING ivfflat (embedding halfvec_cosine_ops) WITH (lists = {lists})"
+                    f" WHERE repository_id = {int(repo_id)}"
+                )
             )
-        )
+        finally:
+            if concurrently:
+                conn.execute(text("RESET maintenance_work_mem"))
     # Fresh statistics, or the planner costs the index from an empty table's numbers.
     conn.execute(text("ANALYZE code_chunks"))
+    conn.execute(text(f"DROP INDEX{how} IF EXISTS {name}"))
+    if lists is not None:
+        conn.execute(text(f"ALTER INDEX {building} RENAME TO {name}"))
     return lists
 
 

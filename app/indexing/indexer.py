@@ -29,7 +29,7 @@ from app.db.queries.chunks import analyze_if_changed, count_chunks, last_chunk_i
 from app.db.queries.index_runs import record_index_run
 from app.db.queries.repositories import mark_indexed
 from app.db.queries.usage import record_usage
-from app.db.vector_index import calibrate_if_needed, rebuild_if_needed
+from app.db.vector_index import build_lock, calibrate_if_needed, rebuild_if_needed
 from app.errors import ConfigError, ReviewbotError
 from app.indexing import store
 from app.indexing.batches import BatchWriter, FileWork
@@ -201,12 +201,17 @@ class Indexer:
     def _finish(self) -> None:
         r, repo_id = self.report, self._require_repo()
         with self._timed("db_write"), self.engine.begin() as conn:
-            r.ivfflat_lists = rebuild_if_needed(conn, repo_id)
             r.commit = self.source.commit()
             mark_indexed(conn, repo_id, r.commit)
             r.chunks_total = count_chunks(conn, repo_id)
-            analyze_if_changed(conn, r.chunks_added + r.chunks_updated + r.chunks_deleted)
             refresh_frequent_words(conn, repo_id, r.chunks_total)
+        # After the commit, outside any transaction: a build that takes minutes must not
+        # hold up other repositories. If it fails, the next run (even a no-op) retries it.
+        with self._timed("db_write"), self.engine.connect() as conn:
+            autocommit = conn.execution_options(isolation_level="AUTOCOMMIT")
+            with build_lock(autocommit):
+                analyze_if_changed(autocommit, r.chunks_added + r.chunks_updated + r.chunks_deleted)
+                r.ivfflat_lists = rebuild_if_needed(autocommit, repo_id, concurrently=True)
         if r.ivfflat_lists is not None:
             with self._timed("db_write"), self.engine.begin() as conn:
                 calibrate_if_needed(conn, repo_id)

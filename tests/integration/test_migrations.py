@@ -61,21 +61,14 @@ def test_models_and_migrations_do_not_drift(engine: Engine) -> None:
         assert compare_metadata(context, Base.metadata) == []
 
 
-def test_migration_0007_gives_large_existing_repositories_their_own_index(
-    empty_database_url: URL, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(vector_index, "EXACT_MAX_ROWS", 1_000)
-    engine = make_engine(DatabaseTarget(empty_database_url, False))
-    migrate.upgrade(engine, "0006")
-    vector = "[" + ",".join(["0.5"] * 4 + ["0"] * (EMBEDDING_DIMS - 4)) + "]"
+def _seed_repositories(engine: Engine, sizes: dict[str, int], vector: str) -> list[int]:
+    """Repositories with ``sizes[name]`` chunks of one vector each; their ids in order."""
+    repos = []
     with engine.begin() as conn:
-        repos = [
-            conn.execute(
-                text("INSERT INTO repositories (full_name) VALUES (:n) RETURNING id"), {"n": n}
+        for name, rows in sizes.items():
+            repo = conn.execute(
+                text("INSERT INTO repositories (full_name) VALUES (:n) RETURNING id"), {"n": name}
             ).scalar_one()
-            for n in ("o/large", "o/small")
-        ]
-        for repo, rows in zip(repos, (1_500, 20), strict=True):
             file = conn.execute(
                 text(
                     "INSERT INTO source_files (repository_id, path, content_hash, size_bytes)"
@@ -92,15 +85,58 @@ def test_migration_0007_gives_large_existing_repositories_their_own_index(
                 ),
                 {"r": repo, "f": file, "v": vector, "n": rows},
             )
-    migrate.upgrade(engine)
+            repos.append(int(repo))
+    return repos
+
+
+def _index_names(engine: Engine) -> set[str]:
     with engine.connect() as conn:
-        names = set(conn.execute(text("SELECT indexname FROM pg_indexes")).scalars())
+        return set(conn.execute(text("SELECT indexname FROM pg_indexes")).scalars())
+
+
+def test_migration_0007_gives_large_existing_repositories_their_own_index(
+    empty_database_url: URL, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_index, "EXACT_MAX_ROWS", 1_000)
+    engine = make_engine(DatabaseTarget(empty_database_url, False))
+    migrate.upgrade(engine, "0006")
+    vector = "[" + ",".join(["0.5"] * 4 + ["0"] * (EMBEDDING_DIMS - 4)) + "]"
+    repos = _seed_repositories(engine, {"o/large": 1_500, "o/small": 20}, vector)
+    migrate.upgrade(engine)
+    names = _index_names(engine)
     assert vector_index.index_name(repos[0]) in names
     assert vector_index.index_name(repos[1]) not in names
     assert "ix_code_chunks_embedding_ivfflat" not in names
     migrate.downgrade(engine, "0006")
-    with engine.connect() as conn:
-        names = set(conn.execute(text("SELECT indexname FROM pg_indexes")).scalars())
+    names = _index_names(engine)
     assert "ix_code_chunks_embedding_ivfflat" in names
     assert vector_index.index_name(repos[0]) not in names
+    engine.dispose()
+
+
+def test_migration_0011_brings_existing_indexes_to_a_hundred_rows_a_list(
+    empty_database_url: URL,
+) -> None:
+    engine = make_engine(DatabaseTarget(empty_database_url, False))
+    migrate.upgrade(engine, "0010")
+    vector = "[" + ",".join(["0.5"] * 4 + ["0"] * (EMBEDDING_DIMS - 4)) + "]"
+    sizes = {"o/indexed": 4_000, "o/newly-indexed": 2_500, "o/small": 1_500}
+    indexed, newly, small = _seed_repositories(engine, sizes, vector)
+    with engine.begin() as conn:  # as the earlier rule left it: 4 lists, not calibrated
+        conn.execute(
+            text(
+                f"CREATE INDEX {vector_index.index_name(indexed)} ON code_chunks USING ivfflat"
+                f" (embedding halfvec_cosine_ops) WITH (lists = 4) WHERE repository_id = {indexed}"
+            )
+        )
+    migrate.upgrade(engine)
+    with engine.connect() as conn:
+        settings = {r: vector_index.index_settings(conn, r) for r in (indexed, newly, small)}
+    assert settings[small] is None
+    for repo, lists in ((indexed, 40), (newly, 25)):
+        found = settings[repo]
+        assert found is not None and found[0] == lists
+        assert found[1] is not None and 1 <= found[1] <= lists  # calibrated
+    migrate.downgrade(engine, "0010")  # keeps the indexes: the old rule redoes them later
+    assert vector_index.index_name(newly) in _index_names(engine)
     engine.dispose()

@@ -2,10 +2,13 @@
 only from the repository asked about, exactly for small repositories."""
 
 import random
+import threading
+import time
 
 import pytest
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import Connection, Engine, bindparam, text
+from sqlalchemy.exc import DBAPIError
 
 from app.db import vector_index
 from app.db.models import EMBEDDING_DIMS
@@ -22,6 +25,7 @@ from app.retrieval.signals import vector_signals
 
 CLUSTERS = 12
 PER_CLUSTER = 250
+LISTS = 30  # 3,000 rows at ROWS_PER_LIST = 100
 
 
 def _unit(v: list[float]) -> list[float]:
@@ -93,7 +97,10 @@ def _plan(engine: Engine, repo: int, query: list[float]) -> str:
         return "\n".join(conn.execute(sql, {"r": repo, "q": str(query).replace(" ", "")}).scalars())
 
 
-def test_a_small_repository_gets_no_index_and_exact_answers(engine: Engine) -> None:
+def test_a_small_repository_gets_no_index_and_exact_answers(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_index, "EXACT_MAX_ROWS", 3_000)
     rng = random.Random(5)
     repo, rows = _seed_repo(engine, rng, "o/small")
     with engine.begin() as conn:
@@ -114,8 +121,8 @@ def test_a_large_repository_gets_its_own_index_and_nearest_rows_come_back(
     repo, rows = _seed_repo(engine, rng, "o/large")
     other, others = _seed_repo(engine, rng, "o/other")
     with engine.begin() as conn:
-        assert rebuild_if_needed(conn, repo) == 3  # 3,000 rows -> 3 lists
-        assert current_lists(conn, repo) == 3
+        assert rebuild_if_needed(conn, repo) == LISTS
+        assert current_lists(conn, repo) == LISTS
         definition = conn.execute(
             text("SELECT indexdef FROM pg_indexes WHERE indexname = :n"), {"n": index_name(repo)}
         ).scalar_one()
@@ -145,7 +152,7 @@ def test_the_index_goes_when_the_repository_shrinks_below_half_the_threshold(
     monkeypatch.setattr(vector_index, "EXACT_MAX_ROWS", 2_000)
     repo, rows = _seed_repo(engine, random.Random(3), "o/shrinks")
     with engine.begin() as conn:
-        assert rebuild_if_needed(conn, repo) == 3
+        assert rebuild_if_needed(conn, repo) == LISTS
         conn.execute(
             text("DELETE FROM code_chunks WHERE id = ANY(:ids)"), {"ids": list(rows)[:2_100]}
         )
@@ -157,16 +164,15 @@ def test_probes_are_calibrated_on_the_repositorys_own_vectors_and_used(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(vector_index, "EXACT_MAX_ROWS", 2_000)
-    monkeypatch.setattr(vector_index, "PROBES_FACTOR", 8)  # an upper bound of 3 of 3 lists
     rng = random.Random(11)
     repo, rows = _seed_repo(engine, rng, "o/calibrated")
     with engine.begin() as conn:
-        assert rebuild_if_needed(conn, repo) == 3
-        assert index_settings(conn, repo) == (3, None)  # calibrated after the build commits
+        assert rebuild_if_needed(conn, repo) == LISTS
+        assert index_settings(conn, repo) == (LISTS, None)  # calibrated after the build commits
     with engine.begin() as conn:
         probes = calibrate_if_needed(conn, repo)
-        assert probes is not None and 1 <= probes <= 3
-        assert index_settings(conn, repo) == (3, probes)
+        assert probes is not None and 1 <= probes < LISTS
+        assert index_settings(conn, repo) == (LISTS, probes)
     with engine.begin() as conn:
         assert set_probes(conn, repo) == probes
         assert conn.execute(text("SHOW ivfflat.probes")).scalar_one() == str(probes)
@@ -182,8 +188,159 @@ def test_probes_are_calibrated_on_the_repositorys_own_vectors_and_used(
     # an index built before calibration existed gets calibrated by the next run
     with engine.begin() as conn:
         conn.execute(text(f"COMMENT ON INDEX {index_name(repo)} IS NULL"))
-        assert index_settings(conn, repo) == (3, None)
-        assert set_probes(conn, repo) == 3  # meanwhile: the upper bound
-        assert rebuild_if_needed(conn, repo) == 3  # the index is kept
+        assert index_settings(conn, repo) == (LISTS, None)
+        assert set_probes(conn, repo) == vector_index.probes_for(LISTS)  # meanwhile
+        assert rebuild_if_needed(conn, repo) == LISTS  # the index is kept
         assert calibrate_if_needed(conn, repo) == probes
-        assert index_settings(conn, repo) == (3, probes)
+        assert index_settings(conn, repo) == (LISTS, probes)
+
+
+def _autocommit(engine: Engine) -> Connection:
+    return engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+
+
+def _wait_for_a_waiting_build(engine: Engine, timeout: float = 30.0) -> None:
+    """Until a CREATE INDEX waits on a lock (for a writer to finish)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with engine.connect() as conn:
+            waiting = conn.execute(
+                text(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                    " AND query LIKE 'CREATE INDEX%'"
+                )
+            ).scalar_one()
+        if waiting:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the build never waited for the open writer")
+
+
+def test_a_rebuild_holds_up_no_search_or_write_and_keeps_the_old_index_until_it_is_done(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(13)
+    repo, rows = _seed_repo(engine, rng, "o/grows")
+    _, others = _seed_repo(engine, rng, "o/neighbour")
+    with engine.begin() as conn:
+        assert rebuild_if_needed(conn, repo) == LISTS
+    monkeypatch.setattr(vector_index, "ROWS_PER_LIST", 50)  # the ideal is now twice LISTS
+    with engine.connect() as writer:  # an open write: the concurrent build waits for it
+        writer.execute(
+            text("UPDATE code_chunks SET token_count = 1 WHERE id = :id"), {"id": min(others)}
+        )
+        result: list[int | None] = []
+        with _autocommit(engine) as conn:
+            build = threading.Thread(
+                target=lambda: result.append(rebuild_if_needed(conn, repo, concurrently=True))
+            )
+            build.start()
+            try:
+                _wait_for_a_waiting_build(engine)
+                with engine.begin() as other_conn:
+                    other_conn.execute(text("SET LOCAL lock_timeout = '2s'"))
+                    # searches and writes of every repository go on; the old index serves
+                    assert index_settings(other_conn, repo) == (LISTS, None)
+                    other_conn.execute(
+                        text("UPDATE code_chunks SET token_count = 2 WHERE id = :id"),
+                        {"id": max(others)},
+                    )
+                query = _near(rows[min(rows)], rng, 0.001)
+                assert index_name(repo) in _plan(engine, repo, query)
+                assert _app_search(engine, repo, query, 1) == [min(rows)]
+            finally:
+                writer.rollback()
+                build.join(timeout=120)
+    assert result == [2 * LISTS]
+    with engine.connect() as conn:
+        assert index_settings(conn, repo) == (2 * LISTS, None)  # calibrated by the run next
+        names = set(conn.execute(text("SELECT indexname FROM pg_indexes")).scalars())
+    assert vector_index.building_name(repo) not in names
+
+
+def test_a_failed_rebuild_leaves_the_old_index_serving_and_the_next_run_finishes_it(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(17)
+    repo, rows = _seed_repo(engine, rng, "o/fails")
+    with engine.begin() as conn:
+        assert rebuild_if_needed(conn, repo) == LISTS
+        assert calibrate_if_needed(conn, repo) is not None
+    before = _index_settings(engine, repo)
+    monkeypatch.setattr(vector_index, "ROWS_PER_LIST", 50)
+    monkeypatch.setattr(vector_index, "build_memory_mb", lambda lists, dims=0: 1)
+    with _autocommit(engine) as conn, pytest.raises(DBAPIError, match="memory required"):
+        rebuild_if_needed(conn, repo, concurrently=True)
+    with _autocommit(engine) as conn:  # the session's setting was put back
+        assert conn.execute(text("SHOW maintenance_work_mem")).scalar_one() != "1MB"
+    assert _index_settings(engine, repo) == before  # the failed build's remains are ignored
+    query = _near(rows[max(rows)], rng, 0.001)
+    assert _app_search(engine, repo, query, 1) == [max(rows)]
+
+    monkeypatch.undo()
+    monkeypatch.setattr(vector_index, "ROWS_PER_LIST", 50)
+    with _autocommit(engine) as conn:
+        assert rebuild_if_needed(conn, repo, concurrently=True) == 2 * LISTS
+    assert _index_settings(engine, repo) == (2 * LISTS, None)
+    assert _app_search(engine, repo, query, 1) == [max(rows)]
+
+
+def _index_settings(engine: Engine, repo: int) -> tuple[int, int | None] | None:
+    with engine.connect() as conn:
+        return index_settings(conn, repo)
+
+
+def test_builds_take_turns_and_a_build_that_cannot_start_gives_up_after_its_wait(
+    engine: Engine,
+) -> None:
+    rng = random.Random(19)
+    repos = [_seed_repo(engine, rng, f"o/turn{i}")[0] for i in range(2)]
+    with (
+        _autocommit(engine) as holder,
+        vector_index.build_lock(holder),
+        _autocommit(engine) as conn,
+    ):
+        began = time.monotonic()
+        with (
+            pytest.raises(TimeoutError, match="another vector index build"),
+            vector_index.build_lock(conn, wait_seconds=1, poll_seconds=0.1),
+        ):
+            pytest.fail("the lock was held elsewhere")
+        assert 1 <= time.monotonic() - began < 10
+        assert conn.execute(text("SHOW lock_timeout")).scalar_one() == "0"
+
+    def build(repo: int, results: dict[int, int | None]) -> None:
+        with _autocommit(engine) as conn, vector_index.build_lock(conn):
+            results[repo] = rebuild_if_needed(conn, repo, concurrently=True)
+
+    results: dict[int, int | None] = {}
+    threads = [threading.Thread(target=build, args=(repo, results)) for repo in repos]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert results == {repo: LISTS for repo in repos}
+    for repo in repos:
+        assert _index_settings(engine, repo) == (LISTS, None)
+
+
+def test_a_swap_cut_short_between_its_two_steps_is_finished_by_the_next_run(
+    engine: Engine,
+) -> None:
+    rng = random.Random(23)
+    repo, _ = _seed_repo(engine, rng, "o/cut-short")
+    with engine.begin() as conn:  # the old index dropped, the new one not yet renamed
+        conn.execute(
+            text(
+                f"CREATE INDEX {vector_index.building_name(repo)} ON code_chunks"
+                " USING ivfflat (embedding halfvec_cosine_ops)"
+                f" WITH (lists = {LISTS}) WHERE repository_id = {repo}"
+            )
+        )
+        assert index_settings(conn, repo) == (LISTS, None)  # searches use it meanwhile
+    with _autocommit(engine) as conn, vector_index.build_lock(conn):
+        assert rebuild_if_needed(conn, repo, concurrently=True) == LISTS  # kept, not rebuilt
+    with engine.begin() as conn:
+        names = set(conn.execute(text("SELECT indexname FROM pg_indexes")).scalars())
+        assert index_name(repo) in names and vector_index.building_name(repo) not in names
+        assert calibrate_if_needed(conn, repo) is not None
