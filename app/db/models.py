@@ -147,7 +147,8 @@ class CodeChunk(Base):
     embedding = mapped_column(HALFVEC(EMBEDDING_DIMS), nullable=True)
     embedding_model: Mapped[str | None] = mapped_column(String(128))
     token_count: Mapped[int] = mapped_column(Integer, server_default="0")
-    #: identifier words, references and summary, for PostgreSQL full-text search
+    #: identifier words, references and summary, for PostgreSQL full-text search; its
+    #: tsvector is kept in the row (STORAGE MAIN, migration 0011), not in TOAST
     search_text: Mapped[str | None] = mapped_column(Text)
     search_tsv = mapped_column(
         TSVECTOR,

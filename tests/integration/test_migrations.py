@@ -1,3 +1,5 @@
+import random
+
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
@@ -114,29 +116,48 @@ def test_migration_0007_gives_large_existing_repositories_their_own_index(
     engine.dispose()
 
 
-def test_migration_0011_brings_existing_indexes_to_a_hundred_rows_a_list(
+def test_migration_0011_keeps_full_text_vectors_of_rows_written_after_it_out_of_toast(
     empty_database_url: URL,
 ) -> None:
     engine = make_engine(DatabaseTarget(empty_database_url, False))
     migrate.upgrade(engine, "0010")
-    vector = "[" + ",".join(["0.5"] * 4 + ["0"] * (EMBEDDING_DIMS - 4)) + "]"
-    sizes = {"o/indexed": 4_000, "o/newly-indexed": 2_500, "o/small": 1_500}
-    indexed, newly, small = _seed_repositories(engine, sizes, vector)
-    with engine.begin() as conn:  # as the earlier rule left it: 4 lists, not calibrated
-        conn.execute(
-            text(
-                f"CREATE INDEX {vector_index.index_name(indexed)} ON code_chunks USING ivfflat"
-                f" (embedding halfvec_cosine_ops) WITH (lists = 4) WHERE repository_id = {indexed}"
+    rng = random.Random(5)  # a vector that does not compress, like a real one
+    vector = "[" + ",".join(f"{rng.uniform(-1, 1):.4f}" for _ in range(EMBEDDING_DIMS)) + "]"
+    words = " ".join(f"word{i}" for i in range(40))
+    external = text(
+        "SELECT count(*) FROM code_chunks WHERE repository_id = :r"
+        " AND pg_column_toast_chunk_id(search_tsv) IS NOT NULL"
+    )
+    search = text(
+        "SELECT count(*) FROM code_chunks WHERE repository_id = :r"
+        " AND search_tsv @@ to_tsquery('simple', 'word7 & word39')"
+    )
+
+    def seed(name: str) -> int:
+        (repo,) = _seed_repositories(engine, {name: 50}, vector)
+        with engine.begin() as conn:
+            conn.execute(
+                text("UPDATE code_chunks SET search_text = :t WHERE repository_id = :r"),
+                {"t": words, "r": repo},
             )
-        )
-    migrate.upgrade(engine)
+        return repo
+
+    before = seed("o/before")
     with engine.connect() as conn:
-        settings = {r: vector_index.index_settings(conn, r) for r in (indexed, newly, small)}
-    assert settings[small] is None
-    for repo, lists in ((indexed, 40), (newly, 25)):
-        found = settings[repo]
-        assert found is not None and found[0] == lists
-        assert found[1] is not None and 1 <= found[1] <= lists  # calibrated
-    migrate.downgrade(engine, "0010")  # keeps the indexes: the old rule redoes them later
-    assert vector_index.index_name(newly) in _index_names(engine)
+        assert conn.execute(external, {"r": before}).scalar_one() == 50  # pushed out by the vector
+    migrate.upgrade(engine)
+    after = seed("o/after")
+    with engine.connect() as conn:
+        storage = conn.execute(
+            text(
+                "SELECT attstorage FROM pg_attribute"
+                " WHERE attrelid = 'code_chunks'::regclass AND attname = 'search_tsv'"
+            )
+        ).scalar_one()
+        assert storage == "m"
+        assert conn.execute(external, {"r": after}).scalar_one() == 0
+        assert conn.execute(external, {"r": before}).scalar_one() == 50  # moved when rewritten
+        assert conn.execute(search, {"r": after}).scalar_one() == 50
+        assert conn.execute(search, {"r": before}).scalar_one() == 50
+    migrate.downgrade(engine, "0010")
     engine.dispose()
