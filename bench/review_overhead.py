@@ -33,6 +33,7 @@ from sqlalchemy import Engine, text
 
 from app.api.main import create_app
 from app.config import Settings
+from app.db import vector_index
 from app.db.embedded import start_embedded_server
 from app.db.engine import DatabaseTarget, make_engine
 from app.db.migrate import upgrade
@@ -150,6 +151,8 @@ def main() -> None:
             times = _review_all(settings, engine, github, head, args.reviews)
             with engine.connect() as conn:
                 chunks = conn.execute(text("SELECT count(*) FROM code_chunks")).scalar_one()
+                repo_id = conn.execute(text("SELECT id FROM repositories")).scalar_one()
+                lists_probes = vector_index.index_settings(conn, repo_id)
         engine.dispose()
     print(
         json.dumps(
@@ -159,6 +162,7 @@ def main() -> None:
                 "pr_code_files": changed,
                 "index_s": round(indexed_s, 1),
                 "index_report_chunks": report.chunks_total,
+                "vector_index_lists_probes": lists_probes,
                 "reviews": len(times),
                 "webhook_to_review_p50_s": round(statistics.median(times), 3),
                 "webhook_to_review_p95_s": round(sorted(times)[int(0.95 * (len(times) - 1))], 3),

@@ -60,6 +60,9 @@ class Repository(Base):
     # (app/db/frequent_words.py), and the chunk count they were counted at
     frequent_words: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default="{}")
     frequent_words_chunks: Mapped[int] = mapped_column(Integer, server_default="0")
+    # embedded chunks at which a vector index was built and did no better than a scan
+    # (app/db/vector_index.py; 0: never): searched exactly until it doubles
+    vector_index_declined_rows: Mapped[int] = mapped_column(Integer, server_default="0")
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now(), nullable=False

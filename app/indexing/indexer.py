@@ -205,16 +205,21 @@ class Indexer:
             mark_indexed(conn, repo_id, r.commit)
             r.chunks_total = count_chunks(conn, repo_id)
             refresh_frequent_words(conn, repo_id, r.chunks_total)
-        # After the commit, outside any transaction: a build that takes minutes must not
-        # hold up other repositories. If it fails, the next run (even a no-op) retries it.
-        with self._timed("db_write"), self.engine.connect() as conn:
-            autocommit = conn.execution_options(isolation_level="AUTOCOMMIT")
-            with build_lock(autocommit):
-                analyze_if_changed(autocommit, r.chunks_added + r.chunks_updated + r.chunks_deleted)
-                r.ivfflat_lists = rebuild_if_needed(autocommit, repo_id, concurrently=True)
+        r.ivfflat_lists = self._vector_index(r.chunks_added + r.chunks_updated + r.chunks_deleted)
         if r.ivfflat_lists is not None:
             with self._timed("db_write"), self.engine.begin() as conn:
                 calibrate_if_needed(conn, repo_id)
+            r.ivfflat_lists = self._vector_index()  # drops the index if calibration declined it
+
+    def _vector_index(self, changed_rows: int = 0) -> int | None:
+        """Statistics and the vector index rule, after the run's commit and outside any
+        transaction: a build that takes minutes must not hold up other repositories. If
+        it fails, the next run (even a no-op) retries it."""
+        with self._timed("db_write"), self.engine.connect() as conn:
+            autocommit = conn.execution_options(isolation_level="AUTOCOMMIT")
+            with build_lock(autocommit):
+                analyze_if_changed(autocommit, changed_rows)
+                return rebuild_if_needed(autocommit, self._require_repo(), concurrently=True)
 
     def _record_run(self) -> None:
         r, repo_id = self.report, self._require_repo()

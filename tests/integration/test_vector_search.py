@@ -37,10 +37,14 @@ def _near(center: list[float], rng: random.Random, spread: float) -> list[float]
     return _unit([c + rng.gauss(0, spread) for c in center])
 
 
-def _seed_repo(engine: Engine, rng: random.Random, name: str) -> tuple[int, dict[int, list[float]]]:
-    """3,000 clustered vectors in a new repository; returns its id and id -> vector."""
-    centers = [_unit([rng.gauss(0, 1) for _ in range(EMBEDDING_DIMS)]) for _ in range(CLUSTERS)]
-    vectors = [_near(c, rng, 0.02) for c in centers for _ in range(PER_CLUSTER)]
+def _seed_repo(
+    engine: Engine, rng: random.Random, name: str, vectors: list[list[float]] | None = None
+) -> tuple[int, dict[int, list[float]]]:
+    """3,000 clustered vectors (or ``vectors``) in a new repository; returns its id and
+    id -> vector."""
+    if vectors is None:
+        centers = [_unit([rng.gauss(0, 1) for _ in range(EMBEDDING_DIMS)]) for _ in range(CLUSTERS)]
+        vectors = [_near(c, rng, 0.02) for c in centers for _ in range(PER_CLUSTER)]
     insert = text(
         "INSERT INTO code_chunks (repository_id, source_file_id, file_path, start_line, end_line,"
         " chunk_type, raw_code, content_hash, embedding, embedding_model)"
@@ -176,6 +180,8 @@ def test_probes_are_calibrated_on_the_repositorys_own_vectors_and_used(
     with engine.begin() as conn:
         assert set_probes(conn, repo) == probes
         assert conn.execute(text("SHOW ivfflat.probes")).scalar_one() == str(probes)
+        assert probes <= vector_index.DECLINE_SHARE * LISTS  # clusters: the index is kept
+        assert rebuild_if_needed(conn, repo) == LISTS
     # the recall it was calibrated for, on queries near the repository's rows
     hits = 0
     for target in rng.sample(list(rows), 10):
@@ -344,3 +350,53 @@ def test_a_swap_cut_short_between_its_two_steps_is_finished_by_the_next_run(
         names = set(conn.execute(text("SELECT indexname FROM pg_indexes")).scalars())
         assert index_name(repo) in names and vector_index.building_name(repo) not in names
         assert calibrate_if_needed(conn, repo) is not None
+
+
+def test_an_index_no_better_than_a_scan_is_declined_until_the_repository_doubles(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # noise has no neighbourhoods, so it needs many lists (13 of 30 when written); the
+    # share is lowered so the test does not hang on how many k-means gives this time
+    monkeypatch.setattr(vector_index, "DECLINE_SHARE", 0.1)
+    rng = random.Random(29)
+    vectors = [_unit([rng.gauss(0, 1) for _ in range(EMBEDDING_DIMS)]) for _ in range(3_000)]
+    repo, _ = _seed_repo(engine, rng, "o/unclustered", vectors)
+    with engine.begin() as conn:
+        assert rebuild_if_needed(conn, repo) == LISTS
+    with engine.begin() as conn:
+        probes = calibrate_if_needed(conn, repo)
+        assert probes is not None and probes > vector_index.DECLINE_SHARE * LISTS
+    with _autocommit(engine) as conn, vector_index.build_lock(conn):
+        assert rebuild_if_needed(conn, repo, concurrently=True) is None  # dropped
+        assert rebuild_if_needed(conn, repo, concurrently=True) is None  # and not rebuilt
+    assert _index_settings(engine, repo) is None
+    query = vectors[17]
+    assert _app_search(engine, repo, query, 1)[0] == min(_ids(engine, repo)) + 17  # exact
+
+    _seed_more(engine, repo)  # doubled: worth another try
+    with engine.begin() as conn:
+        assert rebuild_if_needed(conn, repo) == 2 * LISTS
+
+
+def _ids(engine: Engine, repo: int) -> list[int]:
+    with engine.connect() as conn:
+        return list(
+            conn.execute(
+                text("SELECT id FROM code_chunks WHERE repository_id = :r ORDER BY id"), {"r": repo}
+            ).scalars()
+        )
+
+
+def _seed_more(engine: Engine, repo: int) -> None:
+    """As many rows again, copies of the repository's own."""
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO code_chunks (repository_id, source_file_id, file_path, start_line,"
+                " end_line, chunk_type, raw_code, content_hash, embedding, embedding_model)"
+                " SELECT repository_id, source_file_id, file_path || '.copy', 1, 1, 'function',"
+                " 'pass', content_hash || 'c', embedding, embedding_model FROM code_chunks"
+                " WHERE repository_id = :r"
+            ),
+            {"r": repo},
+        )

@@ -98,3 +98,10 @@ def test_a_calibration_query_is_a_row_pulled_towards_another() -> None:
     values = [float(x) for x in query.strip("[]").split(",")]
     pull = vector_index.CALIBRATION_PULL
     assert values == pytest.approx([1.0, pull, 0.5 + 0.5 * pull])
+
+
+def test_a_declined_index_waits_until_the_repository_has_doubled() -> None:
+    assert wanted_lists(None, 5_000, declined_rows=3_000) is None
+    assert wanted_lists(30, 5_000, declined_rows=3_000) is None  # the declined index goes
+    assert wanted_lists(None, 5_999, declined_rows=3_000) is None
+    assert wanted_lists(None, 6_000, declined_rows=3_000) == ideal_lists(6_000)
