@@ -26,6 +26,11 @@ search at a million chunks"), one index over all repositories served that filter
   comment, so it lives and dies with the index; an index without one (built before) uses
   ``PROBES_FACTOR`` x sqrt(lists) until its next index run calibrates it. How many probes
   recall needs depends on the data, so it is measured, not derived from ``lists``.
+* An index that needs more than ``DECLINE_SHARE`` of its lists does no better than a scan;
+  it is dropped, and the repository searched exactly until it doubles
+  (``repositories.vector_index_declined_rows``).
+* Index runs build, swap and drop indexes ``CONCURRENTLY`` after their commit, one at a
+  time (``build_lock``), so no other repository waits for a build.
 """
 
 from __future__ import annotations
