@@ -30,8 +30,8 @@ class DatabaseUnavailable(DatabaseError):
     """Cannot connect to PostgreSQL."""
 
 
-class VectorExtensionMissing(DatabaseError):
-    """The pgvector extension cannot be created in this database."""
+class ExtensionMissing(DatabaseError):
+    """An extension reviewbot needs (pgvector, btree_gin) cannot be created in this database."""
 
 
 class EmbeddedServerError(DatabaseError):

@@ -46,17 +46,17 @@ from sqlalchemy import Connection, Engine, text
 from app.config import Settings
 from app.db import vector_index
 from app.db.engine import open_database
-from app.db.frequent_words import refresh_frequent_words
 from app.db.models import EMBEDDING_DIMS
 from app.db.vector_index import index_repositories
+from app.db.word_counts import refresh_word_counts
 from app.diff.changed import ChangedFunction
 from app.indexing.chunks import Chunk
 from app.indexing.links import Link
 from app.retrieval.queries import RetrievalQuery
 from app.retrieval.ranking import merge_function_scores
-from app.retrieval.retrieve import _function_scores, _load
+from app.retrieval.retrieve import _function_scores, _load, lexical_terms
 from app.retrieval.search import prepare_vector_search
-from app.retrieval.signals import vector_signals
+from app.retrieval.signals import lexical_signals, vector_signals
 
 MODEL = "bench-synthetic"
 TOPICS = 4096
@@ -281,7 +281,7 @@ def build_indexes(engine: Engine) -> dict[str, object]:
         calibrated = {r: (vector_index.index_settings(conn, r) or (0, None))[1] for r in built}
         rss = _peak_rss_mb(pid)
     elapsed = time.perf_counter() - started
-    words_s = count_frequent_words(engine)
+    words_s = count_words(engine)
     with engine.connect() as conn:
         sizes = conn.execute(
             text(
@@ -299,19 +299,19 @@ def build_indexes(engine: Engine) -> dict[str, object]:
         "table_gb": round(int(sizes[0]) / 2**30, 2),
         "vector_indexes_gb": round(int(sizes[1]) / 2**30, 2),
         "backend_peak_rss_mb": rss,
-        "frequent_words_s": words_s,
+        "word_counts_s": words_s,
     }
 
 
-def count_frequent_words(engine: Engine) -> float:
-    """What the app's index run does last: count each repository's frequent words."""
+def count_words(engine: Engine) -> float:
+    """What the app's index run does last: count each repository's words."""
     started = time.perf_counter()
     with engine.begin() as conn:
         totals = conn.execute(
             text("SELECT repository_id, count(*) FROM code_chunks GROUP BY 1")
         ).all()
         for repo_id, total in totals:
-            refresh_frequent_words(conn, repo_id, total)
+            refresh_word_counts(conn, repo_id, total)
     return round(time.perf_counter() - started, 1)
 
 
@@ -361,8 +361,11 @@ def measure_queries(
         if not pr_times
         else {
             "prs": len(pr_times),
-            "p50_ms": round(_pct(pr_times, 50) * 1000, 1),
-            "p95_ms": round(_pct(pr_times, 95) * 1000, 1),
+            **{
+                f"{name}_{p}_ms": round(_pct([t[i] for t in pr_times], p) * 1000, 1)
+                for i, name in enumerate(("whole", "vector_alone", "full_text_alone"))
+                for p in (50, 95)
+            },
         },
     }
 
@@ -456,9 +459,10 @@ def _one_pr(
     sizes: list[int],
     corpus: Corpus,
     pr: int,
-) -> float:
+) -> tuple[float, float, float]:
     """The app's per-PR database work for 20 changed functions of one repository (the
-    full-text statement on a connection of its own, as the app runs it)."""
+    full-text statement on a connection of its own, as the app runs it), then its vector
+    statement and its full-text statement each alone: seconds for the three."""
     n = _largest(sizes)[pr % min(5, len(sizes))]  # the largest repositories, in turn
     repo_id = ids[n]
     rows = conn.execute(
@@ -486,7 +490,18 @@ def _one_pr(
             conn, repo_id, functions, queries, vectors, MODEL, [], settings, engine
         )
         _load(conn, merge_function_scores(scores), lambda _p: False)
-    return time.perf_counter() - began
+    whole = time.perf_counter() - began
+    k = settings.retrieval_per_signal
+    with conn.begin():  # each of the two costliest statements again, on its own
+        prepare_vector_search(conn, repo_id)
+        began = time.perf_counter()
+        vector_signals(conn, repo_id, vectors, MODEL, [], k)
+        vector = time.perf_counter() - began
+        terms = [lexical_terms(f, queries) for f in functions]
+        began = time.perf_counter()
+        lexical_signals(conn, repo_id, terms, [], k)
+        lexical = time.perf_counter() - began
+    return whole, vector, lexical
 
 
 def _changed(row) -> ChangedFunction:

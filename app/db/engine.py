@@ -17,7 +17,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError
 
 from app.config import Settings
 from app.db.embedded import start_embedded_server
-from app.errors import ConfigError, DatabaseError, DatabaseUnavailable, VectorExtensionMissing
+from app.errors import ConfigError, DatabaseError, DatabaseUnavailable, ExtensionMissing
 
 DRIVER = "postgresql+psycopg"
 
@@ -92,31 +92,41 @@ def describe_connect_error(target: DatabaseTarget, exc: DBAPIError) -> str:
 
 
 def connect_checked(engine: Engine, target: DatabaseTarget) -> ServerInfo:
-    """Connect, make sure pgvector is installed, and report the server's versions.
+    """Connect, make sure the extensions are installed, and report the server's versions.
 
-    Raises ``DatabaseUnavailable`` or ``VectorExtensionMissing`` with one-line messages.
+    Raises ``DatabaseUnavailable`` or ``ExtensionMissing`` with one-line messages.
     """
     try:
         with engine.begin() as conn:
-            ensure_vector_extension(conn)
+            ensure_extensions(conn)
             return read_server_info(conn)
     except OperationalError as exc:
         raise DatabaseUnavailable(describe_connect_error(target, exc)) from None
 
 
-def ensure_vector_extension(conn: Connection) -> None:
-    """``CREATE EXTENSION IF NOT EXISTS vector``, or a clear ``VectorExtensionMissing``."""
-    installed = conn.execute(text("SELECT 1 FROM pg_extension WHERE extname = 'vector'")).first()
-    if installed:
-        return
-    try:
-        with conn.begin_nested():
-            conn.execute(text("CREATE EXTENSION IF NOT EXISTS vector"))
-    except DBAPIError as exc:
-        raise VectorExtensionMissing(
-            f"pgvector is not available in this database ({first_line(exc)}); install pgvector "
-            "on the server or let a superuser run CREATE EXTENSION vector"
-        ) from None
+#: The extensions reviewbot needs, and what to tell an administrator when one is missing.
+EXTENSIONS = {
+    "vector": ("pgvector", "install pgvector on the server"),
+    # a GIN index over (repository_id, search_tsv): full-text search within one repository
+    "btree_gin": ("btree_gin", "install the server's contrib modules"),
+}
+
+
+def ensure_extensions(conn: Connection) -> None:
+    """``CREATE EXTENSION IF NOT EXISTS`` each of ``EXTENSIONS``, or a clear
+    ``ExtensionMissing``."""
+    installed = set(conn.execute(text("SELECT extname FROM pg_extension")).scalars())
+    for name, (label, remedy) in EXTENSIONS.items():
+        if name in installed:
+            continue
+        try:
+            with conn.begin_nested():
+                conn.execute(text(f"CREATE EXTENSION IF NOT EXISTS {name}"))
+        except DBAPIError as exc:
+            raise ExtensionMissing(
+                f"{label} is not available in this database ({first_line(exc)}); {remedy}"
+                f" or let a superuser run CREATE EXTENSION {name}"
+            ) from None
 
 
 def read_server_info(conn: Connection) -> ServerInfo:

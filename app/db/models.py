@@ -56,10 +56,8 @@ class Repository(Base):
     installation_id: Mapped[int | None] = mapped_column(BigInteger)
     default_branch: Mapped[str | None] = mapped_column(String(255))
     last_indexed_commit: Mapped[str | None] = mapped_column(String(64))
-    # words in more than FREQUENT_SHARE of its chunks, left out of lexical queries
-    # (app/db/frequent_words.py), and the chunk count they were counted at
-    frequent_words: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default="{}")
-    frequent_words_chunks: Mapped[int] = mapped_column(Integer, server_default="0")
+    # the chunk count its words were counted at (repository_words; 0: not counted)
+    words_counted_at: Mapped[int] = mapped_column(Integer, server_default="0")
     # embedded chunks at which a vector index was built and did no better than a scan
     # (app/db/vector_index.py; 0: never): searched exactly until it doubles
     vector_index_declined_rows: Mapped[int] = mapped_column(Integer, server_default="0")
@@ -67,6 +65,19 @@ class Repository(Base):
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now(), nullable=False
     )
+
+
+class RepositoryWord(Base):
+    """A word in more than ``STORED_MIN`` of a repository's chunks, and how many
+    (app/db/word_counts.py): full-text queries keep their rarer words by it."""
+
+    __tablename__ = "repository_words"
+
+    repository_id: Mapped[int] = mapped_column(
+        ForeignKey("repositories.id", ondelete="CASCADE"), primary_key=True
+    )
+    word: Mapped[str] = mapped_column(Text, primary_key=True)
+    chunks: Mapped[int] = mapped_column(Integer)
 
 
 class SourceFile(Base):
@@ -121,7 +132,13 @@ class CodeChunk(Base):
         Index("ix_code_chunks_repository_id_file_path", "repository_id", "file_path"),
         Index("ix_code_chunks_source_file_id", "source_file_id"),
         Index("ix_code_chunks_references", "references", postgresql_using="gin"),
-        Index("ix_code_chunks_search_tsv", "search_tsv", postgresql_using="gin"),
+        # full text within one repository (btree_gin: migration 0014)
+        Index(
+            "ix_code_chunks_repository_id_search_tsv",
+            "repository_id",
+            "search_tsv",
+            postgresql_using="gin",
+        ),
         Index("ix_code_chunks_repository_id_content_hash", "repository_id", "content_hash"),
         Index("ix_code_chunks_repository_id_symbol_name", "repository_id", "symbol_name"),
         # Vector indexes are per repository, made by app.db.vector_index, not here.

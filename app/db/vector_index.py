@@ -28,7 +28,9 @@ search at a million chunks"), one index over all repositories served that filter
   recall needs depends on the data, so it is measured, not derived from ``lists``.
 * An index that needs more than ``DECLINE_SHARE`` of its lists does no better than a scan;
   it is dropped, and the repository searched exactly until it doubles
-  (``repositories.vector_index_declined_rows``).
+  (``repositories.vector_index_declined_rows``). A large build is tried on a sample of
+  ``TRIAL_ROWS`` rows first (``decline_by_trial``): vectors that do not cluster (the hash
+  embedder's) are declined there, without building an index of a thousand lists.
 * Index runs build, swap and drop indexes ``CONCURRENTLY`` after their commit, one at a
   time (``build_lock``), so no other repository waits for a build.
 """
@@ -66,6 +68,9 @@ CALIBRATION_PULL = 0.8
 #: lands in the big lists, so that share reads most of the index (on shape B, 18 of 80
 #: lists read 72% of its pages), and an exact scan does as well.
 DECLINE_SHARE = 1 / 3
+#: A build of more lists than an index over this many rows would have is first tried on
+#: a sample of that many rows: when the sample's index is declined, the build is not made.
+TRIAL_ROWS = 10_000
 _PROBES_COMMENT = re.compile(r"^probes=(\d+)$")
 #: The advisory lock that lets one concurrent build (or statistics refresh) run at a time.
 BUILD_LOCK = "reviewbot:vector-index-build"
@@ -178,35 +183,86 @@ def smallest_probes(lists: int, recall_at: Callable[[int], float], target: float
 
 
 def calibrate_probes(conn: Connection, repo_id: int, lists: int) -> int:
-    """Find and store (as the index's comment) the probes the repository's index needs:
-    ``smallest_probes`` over the exact neighbours of ``CALIBRATION_SAMPLES`` queries made
-    from its rows. A query is a row pulled towards another (``calibration_query``): a
+    """Find and store (as the index's comment) the probes the repository's index needs
+    (``needed_probes``)."""
+    probes = needed_probes(conn, "code_chunks", lists, repo_id)
+    conn.execute(text(f"COMMENT ON INDEX {index_name(repo_id)} IS 'probes={probes}'"))
+    return probes
+
+
+def needed_probes(conn: Connection, table: str, lists: int, repo_id: int | None = None) -> int:
+    """``smallest_probes`` for the ivfflat index over ``table`` (the repository's rows of
+    it, with ``repo_id``), over the exact neighbours of ``CALIBRATION_SAMPLES`` queries
+    made from its rows. A query is a row pulled towards another (``calibration_query``): a
     review's query is near the code it is about, not on it, and a row searched for itself
-    needed fewer probes than such queries (recall 0.95 on shape B at what it chose)."""
+    needed fewer probes than such queries (recall 0.95 on shape B at what it chose). In a
+    transaction."""
+    where = "embedding IS NOT NULL" + ("" if repo_id is None else " AND repository_id = :r")
     rows = conn.execute(
-        text(
-            "SELECT embedding::text FROM code_chunks WHERE repository_id = :r"
-            " AND embedding IS NOT NULL ORDER BY md5(id::text) LIMIT :n"
-        ),
+        text(f"SELECT embedding::text FROM {table} WHERE {where} ORDER BY md5(id::text) LIMIT :n"),
         {"r": repo_id, "n": CALIBRATION_SAMPLES + 1},
     ).scalars()
     vectors = [_parse(v) for v in rows]
     queries = [calibration_query(a, b) for a, b in itertools.pairwise(vectors)]
+    nearest = text(
+        f"SELECT id FROM {table} WHERE {where}"
+        f" ORDER BY {cosine_distance('embedding', 'CAST(:q AS text)')} LIMIT 10"
+    )
+
+    def neighbours(query: str) -> list[int]:
+        return list(conn.execute(nearest, {"r": repo_id, "q": query}).scalars())
+
     conn.execute(text("SET LOCAL plan_cache_mode = force_custom_plan"))
     conn.execute(text("SET LOCAL ivfflat.iterative_scan = relaxed_order"))
     conn.execute(text("SET LOCAL enable_indexscan = off"))
-    exact = [_neighbours(conn, repo_id, q) for q in queries]
+    exact = [neighbours(q) for q in queries]
     conn.execute(text("SET LOCAL enable_indexscan = on"))
 
     def recall_at(probes: int) -> float:
         conn.execute(text(f"SET LOCAL ivfflat.probes = {int(probes)}"))
-        found = [_neighbours(conn, repo_id, q) for q in queries]
+        found = [neighbours(q) for q in queries]
         hits = sum(len(set(f) & set(e)) for f, e in zip(found, exact, strict=True))
         return hits / max(1, sum(len(e) for e in exact))
 
-    probes = smallest_probes(lists, recall_at, CALIBRATION_RECALL) if queries else 1
-    conn.execute(text(f"COMMENT ON INDEX {index_name(repo_id)} IS 'probes={probes}'"))
-    return probes
+    return smallest_probes(lists, recall_at, CALIBRATION_RECALL) if queries else 1
+
+
+def decline_by_trial(conn: Connection, repo_id: int) -> bool:
+    """Before the rule builds the repository an index of more lists than one over
+    ``TRIAL_ROWS`` rows: build that smaller index over a sample of its rows (a temporary
+    table), and when it needs more than ``DECLINE_SHARE`` of its lists, record the
+    repository as declined, so the build is not made. True when declined. In a
+    transaction. The trial took 3-5 s on shape B's largest repositories (all kept); the
+    build it spares took minutes (a thousand lists over 272,915 hash-embedded chunks,
+    then declined)."""
+    current = current_lists(conn, repo_id)
+    rows = _embedded_rows(conn, repo_id)
+    lists = wanted_lists(current, rows, _declined_rows(conn, repo_id))
+    trial = ideal_lists(TRIAL_ROWS)
+    if lists is None or lists == current or lists <= trial:
+        return False
+    conn.execute(text("DROP TABLE IF EXISTS vector_trial"))
+    conn.execute(
+        text(
+            "CREATE TEMPORARY TABLE vector_trial ON COMMIT DROP AS SELECT id, embedding"
+            " FROM code_chunks WHERE id IN (SELECT id FROM code_chunks WHERE repository_id = :r"
+            " AND embedding IS NOT NULL ORDER BY md5(id::text) LIMIT :n)"
+        ),
+        {"r": repo_id, "n": TRIAL_ROWS},
+    )
+    conn.execute(text(f"SET LOCAL maintenance_work_mem = '{build_memory_mb(trial)}MB'"))
+    conn.execute(
+        text(
+            "CREATE INDEX ON vector_trial USING ivfflat (embedding halfvec_cosine_ops)"
+            f" WITH (lists = {trial})"
+        )
+    )
+    conn.execute(text("ANALYZE vector_trial"))
+    declined = needed_probes(conn, "vector_trial", trial) > DECLINE_SHARE * trial
+    conn.execute(text("DROP TABLE vector_trial"))
+    if declined:
+        _record_declined(conn, repo_id, rows)
+    return declined
 
 
 def calibration_query(row: list[float], other: list[float]) -> str:
@@ -220,19 +276,6 @@ def calibration_query(row: list[float], other: list[float]) -> str:
 
 def _parse(vector: str) -> list[float]:
     return [float(x) for x in vector.strip("[]").split(",")]
-
-
-def _neighbours(conn: Connection, repo_id: int, query: str) -> list[int]:
-    """The 10 rows nearest ``query``."""
-    return list(
-        conn.execute(
-            text(
-                "SELECT id FROM code_chunks WHERE repository_id = :r AND embedding IS NOT NULL"
-                f" ORDER BY {cosine_distance('embedding', 'CAST(:q AS text)')} LIMIT 10"
-            ),
-            {"r": repo_id, "q": query},
-        ).scalars()
-    )
 
 
 @contextmanager
@@ -290,18 +333,8 @@ def rebuild_if_needed(conn: Connection, repo_id: int, *, concurrently: bool = Fa
     )
     if valid.get(building) and name not in valid:  # a swap cut short (the process died)
         conn.execute(text(f"ALTER INDEX {building} RENAME TO {name}"))
-    rows = _embedded_rows(conn, repo_id)
-    declined = conn.execute(
-        # through to_jsonb, so migration 0007 (which runs this rule before the column
-        # exists) reads 0
-        text(
-            "SELECT coalesce((to_jsonb(r) ->> 'vector_index_declined_rows')::int, 0)"
-            " FROM repositories r WHERE id = :r"
-        ),
-        {"r": repo_id},
-    ).scalar_one()
     current = current_lists(conn, repo_id)
-    lists = wanted_lists(current, rows, declined)
+    lists = wanted_lists(current, _embedded_rows(conn, repo_id), _declined_rows(conn, repo_id))
     if lists == current:
         return current
     how = " CONCURRENTLY" if concurrently else ""
@@ -329,7 +362,7 @@ def rebuild_if_needed(conn: Connection, repo_id: int, *, concurrently: bool = Fa
     return lists
 
 
-def calibrate_if_needed(conn: Connection, repo_id: int) -> int | None:
+def calibrate_if_needed(conn: Connection, repo_id: int, *, decline: bool = True) -> int | None:
     """Calibrate the repository's index if it has none yet (just built, or built before
     calibration existed); return its probes (None: no index). Run it in a transaction of
     its own after the build: it takes seconds, and a transactional build's locks on
@@ -338,19 +371,38 @@ def calibrate_if_needed(conn: Connection, repo_id: int) -> int | None:
     When the index needs more than ``DECLINE_SHARE`` of its lists, it reads about as much
     as an exact scan and costs more (zod's 12,131 hash-embedded chunks needed all 121
     lists, and reviews took 5.6 s p50 with the index, 3.2 s without): the repository's
-    size is recorded as declined, and the next ``rebuild_if_needed`` drops the index."""
+    size is recorded as declined, and the next ``rebuild_if_needed`` drops the index
+    (unless not ``decline``: migration 0007 runs before there is a column to record it)."""
     found = index_settings(conn, repo_id)
     if found is None:
         return None
     lists, probes = found
     if probes is None:
         probes = calibrate_probes(conn, repo_id, lists)
-        if lists > 1 and probes > DECLINE_SHARE * lists:
-            conn.execute(
-                text("UPDATE repositories SET vector_index_declined_rows = :n WHERE id = :r"),
-                {"n": _embedded_rows(conn, repo_id), "r": repo_id},
-            )
+        if decline and lists > 1 and probes > DECLINE_SHARE * lists:
+            _record_declined(conn, repo_id, _embedded_rows(conn, repo_id))
     return probes
+
+
+def _declined_rows(conn: Connection, repo_id: int) -> int:
+    return int(
+        conn.execute(
+            # through to_jsonb, so migration 0007 (which runs this rule before the column
+            # exists) reads 0
+            text(
+                "SELECT coalesce((to_jsonb(r) ->> 'vector_index_declined_rows')::int, 0)"
+                " FROM repositories r WHERE id = :r"
+            ),
+            {"r": repo_id},
+        ).scalar_one()
+    )
+
+
+def _record_declined(conn: Connection, repo_id: int, rows: int) -> None:
+    conn.execute(
+        text("UPDATE repositories SET vector_index_declined_rows = :n WHERE id = :r"),
+        {"n": rows, "r": repo_id},
+    )
 
 
 def _embedded_rows(conn: Connection, repo_id: int) -> int:
@@ -365,12 +417,16 @@ def _embedded_rows(conn: Connection, repo_id: int) -> int:
     )
 
 
-def index_repositories(conn: Connection) -> dict[int, int]:
-    """Apply the rule to every repository; return repository id -> lists of those indexed."""
+def index_repositories(conn: Connection, *, decline: bool = True) -> dict[int, int]:
+    """Apply the rule to every repository; return repository id -> lists of those indexed.
+    Not ``decline``: every index the rule wants is kept (for migration 0007, which runs
+    before ``repositories.vector_index_declined_rows`` exists)."""
     built = {}
     for repo_id in conn.execute(text("SELECT id FROM repositories ORDER BY id")).scalars():
+        if decline:
+            decline_by_trial(conn, repo_id)
         rebuild_if_needed(conn, repo_id)
-        calibrate_if_needed(conn, repo_id)
+        calibrate_if_needed(conn, repo_id, decline=decline)
         lists = rebuild_if_needed(conn, repo_id)  # drops an index that was declined
         if lists is not None:
             built[repo_id] = lists

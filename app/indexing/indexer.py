@@ -23,13 +23,18 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from app.db.frequent_words import refresh_frequent_words
 from app.db.queries import release_session_lock, take_session_lock
 from app.db.queries.chunks import analyze_if_changed, count_chunks, last_chunk_id
 from app.db.queries.index_runs import record_index_run
 from app.db.queries.repositories import mark_indexed
 from app.db.queries.usage import record_usage
-from app.db.vector_index import build_lock, calibrate_if_needed, rebuild_if_needed
+from app.db.vector_index import (
+    build_lock,
+    calibrate_if_needed,
+    decline_by_trial,
+    rebuild_if_needed,
+)
+from app.db.word_counts import refresh_word_counts
 from app.errors import ConfigError, ReviewbotError
 from app.indexing import store
 from app.indexing.batches import BatchWriter, FileWork
@@ -204,7 +209,9 @@ class Indexer:
             r.commit = self.source.commit()
             mark_indexed(conn, repo_id, r.commit)
             r.chunks_total = count_chunks(conn, repo_id)
-            refresh_frequent_words(conn, repo_id, r.chunks_total)
+            refresh_word_counts(conn, repo_id, r.chunks_total)
+        with self._timed("db_write"), self.engine.begin() as conn:
+            decline_by_trial(conn, repo_id)  # before a large build, on a sample
         r.ivfflat_lists = self._vector_index(r.chunks_added + r.chunks_updated + r.chunks_deleted)
         if r.ivfflat_lists is not None:
             with self._timed("db_write"), self.engine.begin() as conn:

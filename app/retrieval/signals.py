@@ -5,18 +5,22 @@ returning chunk ids best first per query; the structural signal is in
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pgvector import Vector
 from sqlalchemy import Connection, text
 
-from app.db.frequent_words import frequent_words
 from app.db.vector_index import SEARCH_TYPE, cosine_distance
+from app.db.word_counts import NOT_COUNTED, WordCounts, word_counts
 
 DISTANCE = cosine_distance("c.embedding", "q.v")
 #: Words of one lexical query beyond this are dropped (the tsquery would only get slower).
 MAX_LEXICAL_WORDS = 64
+#: A word in more than this share of a repository's chunks adds matches and no order.
+FREQUENT_SHARE = 0.05
+#: The chunks one lexical query may match, by its words' counts (each match is ranked).
+MATCH_BUDGET = 1000
 
 
 def vector_signals(
@@ -55,12 +59,34 @@ def vector_signals(
     return _per_query(rows, len(vectors))
 
 
-def lexical_query(terms: Sequence[str], frequent: Collection[str] = frozenset()) -> str:
-    """A tsquery matching any word of ``terms`` (longer than two characters) except the
-    repository's ``frequent`` ones, or ''. When every word is frequent, all are kept."""
-    words = sorted({w.lower() for t in terms for w in re.findall(r"[A-Za-z0-9]+", t) if len(w) > 2})
-    rare = [w for w in words if w not in frequent] or words
-    return " | ".join(rare[:MAX_LEXICAL_WORDS])
+def query_words(terms: Sequence[str]) -> list[str]:
+    """The words of ``terms`` a full-text query can use: alphanumeric runs longer than two
+    characters, lower-cased, once each."""
+    return sorted({w.lower() for t in terms for w in re.findall(r"[A-Za-z0-9]+", t) if len(w) > 2})
+
+
+def lexical_query(terms: Sequence[str], counts: WordCounts = NOT_COUNTED) -> str:
+    """A tsquery matching any of the rarer words of ``terms``, or ''.
+
+    Unless the repository is small (``counts.total`` 0), words in more than
+    ``FREQUENT_SHARE`` of its chunks are left out (when every word is, all are kept: each
+    ranks alike), then the rarest words are kept while the chunks they can match stay
+    within ``MATCH_BUDGET``. A query whose rarest word alone is in more chunks finds
+    nothing: matching it would rank thousands of chunks and order them by chance."""
+    words = query_words(terms)
+    if not counts.total:
+        return " | ".join(words[:MAX_LEXICAL_WORDS])
+    rarest = sorted(words, key=lambda w: (counts.chunks(w), w))
+    frequent = FREQUENT_SHARE * counts.total  # a word not stored is in STORED_MIN or fewer
+    rare = [w for w in rarest if counts.counts.get(w, 0) <= frequent] or rarest
+    kept: list[str] = []
+    matched = 0
+    for word in rare[:MAX_LEXICAL_WORDS]:
+        matched += counts.chunks(word)
+        if min(matched, counts.total) > MATCH_BUDGET:
+            break
+        kept.append(word)
+    return " | ".join(sorted(kept))
 
 
 def lexical_signals(
@@ -71,10 +97,10 @@ def lexical_signals(
     k: int,
 ) -> list[list[int]]:
     """For each list of terms, full-text search over identifier words, references and
-    summaries (any term but the repository's frequent words matches), best first: all
-    in one statement."""
-    common = frequent_words(conn, repo_id)
-    queries = [lexical_query(terms, common) for terms in term_lists]
+    summaries (the rarer terms match: ``lexical_query``), best first: all in one
+    statement, after one that reads the words' counts."""
+    counts = word_counts(conn, repo_id, {w for terms in term_lists for w in query_words(terms)})
+    queries = [lexical_query(terms, counts) for terms in term_lists]
     if not any(queries):
         return [[] for _ in queries]
     rows = conn.execute(
@@ -82,7 +108,9 @@ def lexical_signals(
             "SELECT q.ord, hit.id FROM unnest(CAST(:qs AS text[])) WITH ORDINALITY AS q(t, ord)"
             " CROSS JOIN LATERAL (SELECT c.id, ts_rank(c.search_tsv, query) AS rank"
             "  FROM code_chunks c, to_tsquery('simple', q.t) query"
-            "  WHERE q.t <> '' AND c.repository_id = :r AND c.search_tsv @@ query"
+            # bigint, as the index's btree_gin class compares (a smaller int would not)
+            "  WHERE q.t <> '' AND c.repository_id = CAST(:r AS bigint)"
+            "  AND c.search_tsv @@ query"
             "  AND NOT (c.id = ANY(CAST(:ex AS bigint[])))"
             "  ORDER BY rank DESC, c.id LIMIT :k) hit"
             " ORDER BY q.ord, hit.rank DESC, hit.id"

@@ -32,7 +32,8 @@ def upgrade() -> None:
         "ALTER TABLE code_chunks ALTER COLUMN embedding TYPE halfvec(1536)"
         " USING embedding::halfvec(1536), ALTER COLUMN embedding SET STORAGE MAIN"
     )
-    index_repositories(op.get_bind())
+    # not declined: the column that records it comes with 0012
+    index_repositories(op.get_bind(), decline=False)
 
 
 def downgrade() -> None:

@@ -12,7 +12,7 @@ from sqlalchemy.engine import URL
 from app.config import Settings
 from app.db.embedded import prepare_data_dir
 from app.db.engine import DatabaseTarget, connect_checked, make_engine, open_database
-from app.errors import DatabaseUnavailable, DataDirError, VectorExtensionMissing
+from app.errors import DatabaseUnavailable, DataDirError, ExtensionMissing
 
 
 def _cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -63,17 +63,26 @@ def test_read_only_data_dir_is_refused(tmp_path: Path) -> None:
         prepare_data_dir(Path("/proc/reviewbot-data"))
 
 
-def test_server_without_permission_to_create_pgvector(
-    pg_server_url: URL, empty_database_url: URL
+@pytest.mark.parametrize(
+    ("present", "message"),
+    [
+        ((), "pgvector is not available"),
+        (("vector",), "btree_gin is not available .* contrib"),  # trusted, but needs CREATE
+    ],
+)
+def test_server_without_permission_to_create_an_extension(
+    pg_server_url: URL, empty_database_url: URL, present: tuple[str, ...], message: str
 ) -> None:
     role = "rb_limited_" + str(empty_database_url.database)[-6:]
     admin = make_engine(DatabaseTarget(empty_database_url, False), isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
         conn.execute(text(f"CREATE ROLE {role} LOGIN"))
+        for extension in present:
+            conn.execute(text(f"CREATE EXTENSION IF NOT EXISTS {extension}"))
     try:
         limited = DatabaseTarget(empty_database_url.set(username=role), False)
         engine = make_engine(limited)
-        with pytest.raises(VectorExtensionMissing, match="pgvector is not available"):
+        with pytest.raises(ExtensionMissing, match=message):
             connect_checked(engine, limited)
         engine.dispose()
     finally:

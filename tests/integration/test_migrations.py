@@ -100,6 +100,9 @@ def test_migration_0007_gives_large_existing_repositories_their_own_index(
     empty_database_url: URL, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(vector_index, "EXACT_MAX_ROWS", 1_000)
+    # whatever today's rule would decline, 0007 builds: it has no column to record it in
+    monkeypatch.setattr(vector_index, "DECLINE_SHARE", 0)
+    monkeypatch.setattr(vector_index, "TRIAL_ROWS", 200)
     engine = make_engine(DatabaseTarget(empty_database_url, False))
     migrate.upgrade(engine, "0006")
     vector = "[" + ",".join(["0.5"] * 4 + ["0"] * (EMBEDDING_DIMS - 4)) + "]"
@@ -160,4 +163,49 @@ def test_migration_0011_keeps_full_text_vectors_of_rows_written_after_it_out_of_
         assert conn.execute(search, {"r": after}).scalar_one() == 50
         assert conn.execute(search, {"r": before}).scalar_one() == 50
     migrate.downgrade(engine, "0010")
+    engine.dispose()
+
+
+def test_migration_0013_counts_the_words_of_repositories_counted_before(
+    empty_database_url: URL,
+) -> None:
+    engine = make_engine(DatabaseTarget(empty_database_url, False))
+    migrate.upgrade(engine, "0012")
+    vector = "[" + ",".join(["0.5"] * 4 + ["0"] * (EMBEDDING_DIMS - 4)) + "]"
+    counted, uncounted = _seed_repositories(engine, {"o/counted": 60, "o/new": 60}, vector)
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "UPDATE code_chunks SET search_text = CASE WHEN start_line + id % 2 = 1"
+                " THEN 'ledger shared' ELSE 'shared' END"
+            )
+        )
+        conn.execute(
+            text(
+                "UPDATE repositories SET frequent_words = '{shared}', frequent_words_chunks = 60"
+                " WHERE id = :r"
+            ),
+            {"r": counted},
+        )
+    migrate.upgrade(engine)
+    with engine.connect() as conn:
+        stored = conn.execute(
+            text("SELECT repository_id, word, chunks FROM repository_words ORDER BY 1, 2")
+        ).all()
+        assert [tuple(row) for row in stored] == [(counted, "ledger", 30), (counted, "shared", 60)]
+        assert conn.execute(
+            text("SELECT words_counted_at FROM repositories ORDER BY id")
+        ).scalars().all() == [60, 0]
+    migrate.downgrade(engine, "0012")
+    with engine.connect() as conn:
+        assert conn.execute(
+            text("SELECT frequent_words FROM repositories WHERE id = :r"), {"r": counted}
+        ).scalar_one() == ["ledger", "shared"]
+        assert (
+            conn.execute(
+                text("SELECT frequent_words_chunks FROM repositories WHERE id = :r"),
+                {"r": uncounted},
+            ).scalar_one()
+            == 0
+        )
     engine.dispose()

@@ -7,7 +7,7 @@ import time
 
 import pytest
 from pgvector.sqlalchemy import Vector
-from sqlalchemy import Connection, Engine, bindparam, text
+from sqlalchemy import Connection, Engine, bindparam, event, text
 from sqlalchemy.exc import DBAPIError
 
 from app.db import vector_index
@@ -15,6 +15,7 @@ from app.db.models import EMBEDDING_DIMS
 from app.db.vector_index import (
     calibrate_if_needed,
     current_lists,
+    decline_by_trial,
     index_name,
     index_settings,
     rebuild_if_needed,
@@ -400,3 +401,59 @@ def _seed_more(engine: Engine, repo: int) -> None:
             ),
             {"r": repo},
         )
+
+
+def _creates_indexes(engine: Engine) -> list[str]:
+    """Every CREATE INDEX the engine sends from now on (a listener on the engine)."""
+    sent: list[str] = []
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def record(conn, cursor, statement, parameters, context, executemany) -> None:  # type: ignore[no-untyped-def]
+        if statement.lstrip().upper().startswith("CREATE INDEX"):
+            sent.append(statement)
+
+    return sent
+
+
+def test_a_large_build_over_vectors_that_do_not_cluster_is_declined_on_a_sample(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_index, "DECLINE_SHARE", 0.1)  # as in the test above
+    monkeypatch.setattr(vector_index, "TRIAL_ROWS", 1_000)  # a trial of 10 lists, not 30
+    rng = random.Random(31)
+    vectors = [_unit([rng.gauss(0, 1) for _ in range(EMBEDDING_DIMS)]) for _ in range(3_000)]
+    repo, _ = _seed_repo(engine, rng, "o/unclustered-trial", vectors)
+    sent = _creates_indexes(engine)
+    with engine.begin() as conn:
+        assert decline_by_trial(conn, repo)
+    with _autocommit(engine) as conn, vector_index.build_lock(conn):
+        assert rebuild_if_needed(conn, repo, concurrently=True) is None
+    assert [s for s in sent if "vector_trial" in s] and not [s for s in sent if "code_chunks" in s]
+    with engine.connect() as conn:
+        assert (
+            conn.execute(
+                text("SELECT vector_index_declined_rows FROM repositories WHERE id = :r"),
+                {"r": repo},
+            ).scalar_one()
+            == 3_000
+        )
+        assert conn.execute(text("SELECT to_regclass('vector_trial')")).scalar_one() is None
+
+
+def test_clustered_vectors_pass_the_trial_and_small_builds_skip_it(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_index, "TRIAL_ROWS", 1_000)
+    rng = random.Random(37)
+    repo, _ = _seed_repo(engine, rng, "o/clustered-trial")
+    sent = _creates_indexes(engine)
+    with engine.begin() as conn:
+        assert not decline_by_trial(conn, repo)
+        assert rebuild_if_needed(conn, repo) == LISTS
+        assert len(sent) == 2  # the trial's, then the repository's
+        assert not decline_by_trial(conn, repo)  # its index is what the rule wants: no trial
+    monkeypatch.setattr(vector_index, "TRIAL_ROWS", 3_000)  # a trial as large as the build
+    with engine.begin() as conn:
+        conn.execute(text(f"DROP INDEX {index_name(repo)}"))
+        assert not decline_by_trial(conn, repo)
+    assert len(sent) == 2

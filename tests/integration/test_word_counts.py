@@ -1,0 +1,125 @@
+"""The index run counts the chunks each common word of a repository occurs in, and
+full-text queries keep their rarer words by those counts, so a query matches (and ranks)
+only what its rarer words match."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Connection, Engine, text
+
+from app.db import word_counts as wc
+from app.indexing.embedder import HashEmbedder
+from app.indexing.indexer import Indexer
+from app.retrieval import signals
+from app.retrieval.signals import lexical_signals
+
+REPO = "acme/words"
+
+
+def index(engine: Engine, root: Path) -> int:
+    Indexer(engine, REPO, root, embedder=HashEmbedder()).run()
+    with engine.connect() as conn:
+        return int(
+            conn.execute(
+                text("SELECT id FROM repositories WHERE full_name = :n"), {"n": REPO}
+            ).scalar_one()
+        )
+
+
+def write_functions(root: Path, count: int) -> None:
+    root.mkdir(exist_ok=True)
+    body = "\n\n".join(
+        f"def handler_{n}(request):\n    return dispatch_common(request, {n})" for n in range(count)
+    )
+    (root / "handlers.py").write_text(body + "\n\n\ndef refund_invoice(order):\n    return order\n")
+
+
+def names(conn: Connection, ids: list[int]) -> list[str]:
+    found = conn.execute(
+        text("SELECT id, symbol_name FROM code_chunks WHERE id = ANY(:ids)"), {"ids": ids}
+    ).all()
+    by_id = dict(found)
+    return [by_id[i] for i in ids]
+
+
+def test_common_words_are_counted_and_left_out_of_queries(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(wc, "MIN_CHUNKS", 20)
+    monkeypatch.setattr(wc, "STORED_MIN", 3)
+    write_functions(tmp_path / "repo", 40)
+    repo_id = index(engine, tmp_path / "repo")
+    with engine.connect() as conn:
+        counts = wc.word_counts(conn, repo_id, {"dispatch", "request", "refund", "nowhere"})
+        assert counts.total > 40
+        assert counts.counts["dispatch"] >= 40 and counts.counts["request"] >= 40
+        assert "refund" not in counts.counts  # in fewer than STORED_MIN chunks
+        [hits] = lexical_signals(conn, repo_id, [["dispatch_common refund_invoice"]], [], 20)
+        [only_common] = lexical_signals(conn, repo_id, [["dispatch_common"]], [], 5)
+        assert names(conn, hits) == ["refund_invoice"]  # the handlers matched common words only
+    assert len(only_common) == 5  # a query of common words alone still searches
+
+
+def test_a_query_keeps_its_rarest_words_within_the_budget_of_matches(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(wc, "MIN_CHUNKS", 20)
+    monkeypatch.setattr(wc, "STORED_MIN", 3)
+    monkeypatch.setattr(signals, "FREQUENT_SHARE", 1.0)  # only the budget decides here
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.py").write_text(
+        "\n\n".join(f"def ledger_{n}():\n    return settle_ledger({n})" for n in range(30))
+        + "\n\n\ndef settle_refund():\n    return refund_once()\n"
+    )
+    repo_id = index(engine, root)
+    monkeypatch.setattr(signals, "MATCH_BUDGET", 10)
+    with engine.connect() as conn:
+        [rare_only] = lexical_signals(conn, repo_id, [["ledger refund"]], [], 50)
+        assert names(conn, rare_only) == ["settle_refund"]  # 'ledger' (31 chunks) was left out
+        monkeypatch.setattr(signals, "MATCH_BUDGET", 100)
+        [both] = lexical_signals(conn, repo_id, [["ledger refund"]], [], 50)
+        assert len(both) == 31
+
+
+def test_the_count_is_redone_only_when_the_repository_grew_or_shrank_enough(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(wc, "MIN_CHUNKS", 20)
+    root = tmp_path / "repo"
+    write_functions(root, 40)
+    repo_id = index(engine, root)
+
+    def counted_at() -> int:
+        with engine.connect() as conn:
+            return int(
+                conn.execute(
+                    text("SELECT words_counted_at FROM repositories WHERE id = :r"),
+                    {"r": repo_id},
+                ).scalar_one()
+            )
+
+    def stored() -> int:
+        with engine.connect() as conn:
+            return int(
+                conn.execute(
+                    text("SELECT count(*) FROM repository_words WHERE repository_id = :r"),
+                    {"r": repo_id},
+                ).scalar_one()
+            )
+
+    first = counted_at()
+    assert first > 40 and stored() > 0
+    write_functions(root, 42)  # +2 chunks: under 10%
+    index(engine, root)
+    assert counted_at() == first
+    write_functions(root, 60)
+    index(engine, root)
+    assert counted_at() > first
+    write_functions(root, 3)  # below the minimum: every word is kept again
+    index(engine, root)
+    with engine.connect() as conn:
+        assert wc.word_counts(conn, repo_id, {"dispatch"}) == wc.NOT_COUNTED
+    assert counted_at() == 0 and stored() == 0

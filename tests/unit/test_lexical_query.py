@@ -1,0 +1,52 @@
+"""Which words a full-text query keeps: the rarer ones, within a budget of matches."""
+
+import pytest
+
+from app.db.word_counts import STORED_MIN, WordCounts, needs_count
+from app.retrieval import signals
+from app.retrieval.signals import lexical_query
+
+
+def test_a_repository_not_counted_keeps_every_word() -> None:
+    assert lexical_query(["dispatch_common(request)", "refund"]) == (
+        "common | dispatch | refund | request"
+    )
+    assert lexical_query(["a b", "to"]) == ""
+
+
+def test_frequent_words_are_left_out_unless_nothing_else_is_left() -> None:
+    counts = WordCounts(5000, {"dispatch": 600, "common": 300})  # both over 5%
+    assert lexical_query(["dispatch_common(request)", "refund"], counts) == "refund | request"
+    assert lexical_query(["dispatch common"], counts) == "common | dispatch"
+
+
+def test_the_rarest_words_are_kept_while_their_matches_fit_the_budget() -> None:
+    counts = WordCounts(100_000, {"alpha": 1500, "beta": 400, "gamma": 300})
+    # delta is not stored: it counts as STORED_MIN; 20 + 300 + 400 fit in 1,000, + 1500 not
+    assert lexical_query(["alpha beta gamma delta"], counts) == "beta | delta | gamma"
+    assert lexical_query(["alpha gamma"], counts) == "gamma"
+
+
+def test_a_query_whose_rarest_word_is_over_the_budget_matches_nothing() -> None:
+    counts = WordCounts(100_000, {"config": 3000, "value": 4000})
+    assert lexical_query(["config value"], counts) == ""
+
+
+def test_a_repository_smaller_than_the_budget_keeps_every_rare_word() -> None:
+    counts = WordCounts(950, {f"word{i}": 40 for i in range(40)})  # 1,600 by the sum; 950
+    assert len(lexical_query([" ".join(f"word{i}" for i in range(40))], counts).split(" | ")) == 40
+
+
+def test_at_most_max_words_are_kept_and_they_are_the_rarest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(signals, "MAX_LEXICAL_WORDS", 3)
+    counts = WordCounts(100_000, {"aaa": 90, "bbb": 80, "ccc": 70, "ddd": 60})
+    assert lexical_query(["aaa bbb ccc ddd eee"], counts) == "ccc | ddd | eee"
+    assert WordCounts(100_000).chunks("eee") == STORED_MIN
+
+
+def test_counting_again_waits_for_a_tenth_more_or_fewer_chunks() -> None:
+    assert needs_count(5000, 0)
+    assert not needs_count(5400, 5000) and needs_count(5600, 5000) and needs_count(4400, 5000)
+    assert not needs_count(10, 0) and needs_count(10, 5000)  # shrank below the minimum
