@@ -38,6 +38,7 @@ search at a million chunks"), one index over all repositories served that filter
 from __future__ import annotations
 
 import itertools
+import logging
 import math
 import re
 import time
@@ -45,8 +46,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from sqlalchemy import Connection, text
+from sqlalchemy.exc import DBAPIError
 
+from app.db.engine import first_line
 from app.db.models import EMBEDDING_DIMS
+from app.logs import kv
+
+log = logging.getLogger(__name__)
 
 INDEX_PREFIX = "ix_code_chunks_embedding_r"
 #: How vectors are stored, indexed and compared: float16 (migration 0007 says why).
@@ -232,15 +238,28 @@ def decline_by_trial(conn: Connection, repo_id: int) -> bool:
     ``TRIAL_ROWS`` rows: build that smaller index over a sample of its rows (a temporary
     table), and when it needs more than ``DECLINE_SHARE`` of its lists, record the
     repository as declined, so the build is not made. True when declined. In a
-    transaction. The trial took 3-5 s on shape B's largest repositories (all kept); the
-    build it spares took minutes (a thousand lists over 272,915 hash-embedded chunks,
-    then declined)."""
+    transaction; a trial that fails is logged and skipped, and the build goes ahead.
+    The trial took 3-5 s on shape B's largest repositories (all kept); the build it
+    spares took minutes (a thousand lists over 272,915 hash-embedded chunks, then
+    declined)."""
     current = current_lists(conn, repo_id)
     rows = _embedded_rows(conn, repo_id)
     lists = wanted_lists(current, rows, _declined_rows(conn, repo_id))
     trial = ideal_lists(TRIAL_ROWS)
     if lists is None or lists == current or lists <= trial:
         return False
+    try:
+        with conn.begin_nested():
+            declined = _trial_declines(conn, repo_id, trial)
+    except DBAPIError as exc:  # only a shortcut: the rule goes on without it
+        log.warning(kv("vector_index.trial_failed", repository_id=repo_id, error=first_line(exc)))
+        return False
+    if declined:
+        _record_declined(conn, repo_id, rows)
+    return declined
+
+
+def _trial_declines(conn: Connection, repo_id: int, lists: int) -> bool:
     conn.execute(text("DROP TABLE IF EXISTS vector_trial"))
     conn.execute(
         text(
@@ -250,18 +269,16 @@ def decline_by_trial(conn: Connection, repo_id: int) -> bool:
         ),
         {"r": repo_id, "n": TRIAL_ROWS},
     )
-    conn.execute(text(f"SET LOCAL maintenance_work_mem = '{build_memory_mb(trial)}MB'"))
+    conn.execute(text(f"SET LOCAL maintenance_work_mem = '{build_memory_mb(lists)}MB'"))
     conn.execute(
         text(
             "CREATE INDEX ON vector_trial USING ivfflat (embedding halfvec_cosine_ops)"
-            f" WITH (lists = {trial})"
+            f" WITH (lists = {lists})"
         )
     )
     conn.execute(text("ANALYZE vector_trial"))
-    declined = needed_probes(conn, "vector_trial", trial) > DECLINE_SHARE * trial
+    declined = needed_probes(conn, "vector_trial", lists) > DECLINE_SHARE * lists
     conn.execute(text("DROP TABLE vector_trial"))
-    if declined:
-        _record_declined(conn, repo_id, rows)
     return declined
 
 

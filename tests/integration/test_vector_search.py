@@ -457,3 +457,20 @@ def test_clustered_vectors_pass_the_trial_and_small_builds_skip_it(
         conn.execute(text(f"DROP INDEX {index_name(repo)}"))
         assert not decline_by_trial(conn, repo)
     assert len(sent) == 2
+
+
+def test_a_trial_that_fails_is_skipped_and_the_build_goes_ahead(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(vector_index, "TRIAL_ROWS", 1_000)
+    memory = vector_index.build_memory_mb
+    # too little memory for the trial's k-means (10 lists), enough for the build's (30)
+    monkeypatch.setattr(
+        vector_index, "build_memory_mb", lambda lists, dims=0: 1 if lists <= 10 else memory(lists)
+    )
+    repo, _ = _seed_repo(engine, random.Random(41), "o/trial-fails")
+    with engine.begin() as conn:
+        assert not decline_by_trial(conn, repo)
+        assert rebuild_if_needed(conn, repo) == LISTS  # the same transaction goes on
+    assert "action=vector_index.trial_failed" in caplog.text
+    assert "memory required" in caplog.text
