@@ -28,9 +28,9 @@ search at a million chunks"), one index over all repositories served that filter
   recall needs depends on the data, so it is measured, not derived from ``lists``.
 * An index that needs more than ``DECLINE_SHARE`` of its lists does no better than a scan;
   it is dropped, and the repository searched exactly until it doubles
-  (``repositories.vector_index_declined_rows``). A large build is tried on a sample of
-  ``TRIAL_ROWS`` rows first (``decline_by_trial``): vectors that do not cluster (the hash
-  embedder's) are declined there, without building an index of a thousand lists.
+  (``repositories.vector_index_declined_rows``). A build of up to twice ``TRIAL_ROWS``
+  rows is tried on a sample of ``TRIAL_ROWS`` first (``decline_by_trial``), and the
+  calibration of a larger one stops as soon as it knows the index will be declined.
 * Index runs build, swap and drop indexes ``CONCURRENTLY`` after their commit, one at a
   time (``build_lock``), so no other repository waits for a build.
 """
@@ -42,7 +42,7 @@ import logging
 import math
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from sqlalchemy import Connection, text
@@ -75,7 +75,8 @@ CALIBRATION_PULL = 0.8
 #: lists read 72% of its pages), and an exact scan does as well.
 DECLINE_SHARE = 1 / 3
 #: A build of more lists than an index over this many rows would have is first tried on
-#: a sample of that many rows: when the sample's index is declined, the build is not made.
+#: a sample of that many rows (when that is at least half the rows): when the sample's
+#: index is declined, the build is not made.
 TRIAL_ROWS = 10_000
 _PROBES_COMMENT = re.compile(r"^probes=(\d+)$")
 #: The advisory lock that lets one concurrent build (or statistics refresh) run at a time.
@@ -169,15 +170,28 @@ def index_settings(conn: Connection, repo_id: int) -> tuple[int, int | None] | N
     return lists, int(calibrated.group(1)) if calibrated else None
 
 
-def smallest_probes(lists: int, recall_at: Callable[[int], float], target: float) -> int:
+def smallest_probes(
+    lists: int, recall_at: Callable[[int], float], target: float, limit: int | None = None
+) -> int:
     """The fewest probes, up to ``lists``, whose ``recall_at`` reaches ``target`` (recall
-    grows with probes); every list when none does. Pure.
+    grows with probes); every list when none does. With ``limit``, every list as soon as
+    more than ``limit`` are known to be needed (the index will be declined: how many more
+    does not matter, and those are the costly tries). Pure.
 
     Doubling from 1, then bisecting: the answer is usually a few lists of thousands, and
     each try costs the probes it scans, so large tries are left until they are needed.
     Every list finds what an exact scan finds, so it is never tried."""
+    if limit is not None and limit < 1:
+        return lists
     low, high = 1, 1
-    while high < lists and recall_at(high) < target:
+    while high < lists:
+        if limit is not None and high > limit:  # try the limit before anything above it
+            if recall_at(limit) < target:
+                return lists
+            high = limit
+            break
+        if recall_at(high) >= target:
+            break
         low, high = high + 1, min(lists, high * 2)
     while low < high:
         middle = (low + high) // 2
@@ -188,15 +202,17 @@ def smallest_probes(lists: int, recall_at: Callable[[int], float], target: float
     return low
 
 
-def calibrate_probes(conn: Connection, repo_id: int, lists: int) -> int:
+def calibrate_probes(conn: Connection, repo_id: int, lists: int, limit: int | None = None) -> int:
     """Find and store (as the index's comment) the probes the repository's index needs
     (``needed_probes``)."""
-    probes = needed_probes(conn, "code_chunks", lists, repo_id)
+    probes = needed_probes(conn, "code_chunks", lists, repo_id, limit)
     conn.execute(text(f"COMMENT ON INDEX {index_name(repo_id)} IS 'probes={probes}'"))
     return probes
 
 
-def needed_probes(conn: Connection, table: str, lists: int, repo_id: int | None = None) -> int:
+def needed_probes(
+    conn: Connection, table: str, lists: int, repo_id: int | None = None, limit: int | None = None
+) -> int:
     """``smallest_probes`` for the ivfflat index over ``table`` (the repository's rows of
     it, with ``repo_id``), over the exact neighbours of ``CALIBRATION_SAMPLES`` queries
     made from its rows. A query is a row pulled towards another (``calibration_query``): a
@@ -210,12 +226,10 @@ def needed_probes(conn: Connection, table: str, lists: int, repo_id: int | None 
     ).scalars()
     vectors = [_parse(v) for v in rows]
     queries = [calibration_query(a, b) for a, b in itertools.pairwise(vectors)]
-    nearest = text(
-        f"SELECT id FROM {table} WHERE {where}"
-        f" ORDER BY {cosine_distance('embedding', 'CAST(:q AS text)')} LIMIT 10"
-    )
+    distance = cosine_distance("embedding", "CAST(:q AS text)")
+    nearest = text(f"SELECT {distance} FROM {table} WHERE {where} ORDER BY {distance} LIMIT 10")
 
-    def neighbours(query: str) -> list[int]:
+    def neighbours(query: str) -> list[float]:
         return list(conn.execute(nearest, {"r": repo_id, "q": query}).scalars())
 
     conn.execute(text("SET LOCAL plan_cache_mode = force_custom_plan"))
@@ -227,10 +241,22 @@ def needed_probes(conn: Connection, table: str, lists: int, repo_id: int | None 
     def recall_at(probes: int) -> float:
         conn.execute(text(f"SET LOCAL ivfflat.probes = {int(probes)}"))
         found = [neighbours(q) for q in queries]
-        hits = sum(len(set(f) & set(e)) for f, e in zip(found, exact, strict=True))
+        hits = sum(nearest_found(f, e) for f, e in zip(found, exact, strict=True))
         return hits / max(1, sum(len(e) for e in exact))
 
-    return smallest_probes(lists, recall_at, CALIBRATION_RECALL) if queries else 1
+    return smallest_probes(lists, recall_at, CALIBRATION_RECALL, limit) if queries else 1
+
+
+def nearest_found(found: Sequence[float], exact: Sequence[float]) -> int:
+    """How many of the exact nearest neighbours (their distances, ``exact``) a search
+    found (``found``): a row found at most as far as the farthest exact one counts, since
+    rows at the same distance are the same answer. Duplicated code embeds identically,
+    and counted by id, a tie split differently by the index and by the scan was a miss:
+    on 272,915 hash-embedded chunks recall stayed at 0.944 up to 999 of 1,000 lists. Pure."""
+    if not exact:
+        return 0
+    bound = max(exact) + 1e-9
+    return min(len(exact), sum(1 for d in found if d <= bound))
 
 
 def decline_by_trial(conn: Connection, repo_id: int) -> bool:
@@ -239,14 +265,17 @@ def decline_by_trial(conn: Connection, repo_id: int) -> bool:
     table), and when it needs more than ``DECLINE_SHARE`` of its lists, record the
     repository as declined, so the build is not made. True when declined. In a
     transaction; a trial that fails is logged and skipped, and the build goes ahead.
-    The trial took 3-5 s on shape B's largest repositories (all kept); the build it
-    spares took minutes (a thousand lists over 272,915 hash-embedded chunks, then
-    declined)."""
+
+    Only when the sample holds at least half the rows: a sparse sample thins out every
+    neighbourhood and looks like noise. On shape A at a million rows, a sample of 10,000
+    needed 50 of its 100 lists (the full index needed 59 of 1,000), as much as the hash
+    embedder's vectors did (a sample of its 272,915 chunks, whose full index needs 177
+    of 1,000)."""
     current = current_lists(conn, repo_id)
     rows = _embedded_rows(conn, repo_id)
     lists = wanted_lists(current, rows, _declined_rows(conn, repo_id))
     trial = ideal_lists(TRIAL_ROWS)
-    if lists is None or lists == current or lists <= trial:
+    if lists is None or lists == current or lists <= trial or rows > 2 * TRIAL_ROWS:
         return False
     try:
         with conn.begin_nested():
@@ -277,7 +306,8 @@ def _trial_declines(conn: Connection, repo_id: int, lists: int) -> bool:
         )
     )
     conn.execute(text("ANALYZE vector_trial"))
-    declined = needed_probes(conn, "vector_trial", lists) > DECLINE_SHARE * lists
+    limit = math.floor(DECLINE_SHARE * lists)
+    declined = needed_probes(conn, "vector_trial", lists, limit=limit) > limit
     conn.execute(text("DROP TABLE vector_trial"))
     return declined
 
@@ -386,16 +416,17 @@ def calibrate_if_needed(conn: Connection, repo_id: int, *, decline: bool = True)
     ``code_chunks`` should not be held through it.
 
     When the index needs more than ``DECLINE_SHARE`` of its lists, it reads about as much
-    as an exact scan and costs more (zod's 12,131 hash-embedded chunks needed all 121
-    lists, and reviews took 5.6 s p50 with the index, 3.2 s without): the repository's
-    size is recorded as declined, and the next ``rebuild_if_needed`` drops the index
+    as an exact scan and costs more (when zod's 121-list index needed all 121, reviews
+    took 5.6 s p50 with it and 3.2 s without): the repository's size is recorded as
+    declined, and the next ``rebuild_if_needed`` drops the index
     (unless not ``decline``: migration 0007 runs before there is a column to record it)."""
     found = index_settings(conn, repo_id)
     if found is None:
         return None
     lists, probes = found
     if probes is None:
-        probes = calibrate_probes(conn, repo_id, lists)
+        limit = math.floor(DECLINE_SHARE * lists) if decline else None
+        probes = calibrate_probes(conn, repo_id, lists, limit)
         if decline and lists > 1 and probes > DECLINE_SHARE * lists:
             _record_declined(conn, repo_id, _embedded_rows(conn, repo_id))
     return probes

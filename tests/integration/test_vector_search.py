@@ -419,7 +419,7 @@ def test_a_large_build_over_vectors_that_do_not_cluster_is_declined_on_a_sample(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(vector_index, "DECLINE_SHARE", 0.1)  # as in the test above
-    monkeypatch.setattr(vector_index, "TRIAL_ROWS", 1_000)  # a trial of 10 lists, not 30
+    monkeypatch.setattr(vector_index, "TRIAL_ROWS", 1_500)  # a trial of 15 lists, not 30
     rng = random.Random(31)
     vectors = [_unit([rng.gauss(0, 1) for _ in range(EMBEDDING_DIMS)]) for _ in range(3_000)]
     repo, _ = _seed_repo(engine, rng, "o/unclustered-trial", vectors)
@@ -443,7 +443,7 @@ def test_a_large_build_over_vectors_that_do_not_cluster_is_declined_on_a_sample(
 def test_clustered_vectors_pass_the_trial_and_small_builds_skip_it(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(vector_index, "TRIAL_ROWS", 1_000)
+    monkeypatch.setattr(vector_index, "TRIAL_ROWS", 1_500)
     rng = random.Random(37)
     repo, _ = _seed_repo(engine, rng, "o/clustered-trial")
     sent = _creates_indexes(engine)
@@ -452,9 +452,12 @@ def test_clustered_vectors_pass_the_trial_and_small_builds_skip_it(
         assert rebuild_if_needed(conn, repo) == LISTS
         assert len(sent) == 2  # the trial's, then the repository's
         assert not decline_by_trial(conn, repo)  # its index is what the rule wants: no trial
+        conn.execute(text(f"DROP INDEX {index_name(repo)}"))
     monkeypatch.setattr(vector_index, "TRIAL_ROWS", 3_000)  # a trial as large as the build
     with engine.begin() as conn:
-        conn.execute(text(f"DROP INDEX {index_name(repo)}"))
+        assert not decline_by_trial(conn, repo)
+    monkeypatch.setattr(vector_index, "TRIAL_ROWS", 1_000)  # a third of the rows: too sparse
+    with engine.begin() as conn:
         assert not decline_by_trial(conn, repo)
     assert len(sent) == 2
 
@@ -462,11 +465,11 @@ def test_clustered_vectors_pass_the_trial_and_small_builds_skip_it(
 def test_a_trial_that_fails_is_skipped_and_the_build_goes_ahead(
     engine: Engine, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(vector_index, "TRIAL_ROWS", 1_000)
+    monkeypatch.setattr(vector_index, "TRIAL_ROWS", 1_500)
     memory = vector_index.build_memory_mb
-    # too little memory for the trial's k-means (10 lists), enough for the build's (30)
+    # too little memory for the trial's k-means (15 lists), enough for the build's (30)
     monkeypatch.setattr(
-        vector_index, "build_memory_mb", lambda lists, dims=0: 1 if lists <= 10 else memory(lists)
+        vector_index, "build_memory_mb", lambda lists, dims=0: 1 if lists <= 15 else memory(lists)
     )
     repo, _ = _seed_repo(engine, random.Random(41), "o/trial-fails")
     with engine.begin() as conn:

@@ -93,6 +93,29 @@ def test_calibration_falls_back_to_every_list_when_no_probes_reach_the_recall() 
     assert smallest_probes(1, lambda probes: 0.0, 0.99) == 1
 
 
+@pytest.mark.parametrize(("needed", "found"), [(20, 20), (33, 33), (34, 100), (50, 100), (90, 100)])
+def test_calibration_stops_once_it_knows_more_than_the_limit_is_needed(
+    needed: int, found: int
+) -> None:
+    tried: list[int] = []
+
+    def recall_at(probes: int) -> float:
+        tried.append(probes)
+        return 1.0 if probes >= needed else 0.5
+
+    assert smallest_probes(100, recall_at, 0.99, limit=33) == found
+    assert max(tried) <= 33  # nothing above the limit is tried
+    assert smallest_probes(100, recall_at, 0.99, limit=0) == 100  # any probe is too many
+
+
+def test_a_row_as_near_as_the_farthest_exact_neighbour_counts_as_found() -> None:
+    exact = [0.1, 0.2, 0.2]  # the exact 3 nearest; more rows may lie at 0.2
+    assert vector_index.nearest_found([0.1, 0.2, 0.2], exact) == 3  # a tie split otherwise
+    assert vector_index.nearest_found([0.1, 0.2, 0.3], exact) == 2
+    assert vector_index.nearest_found([0.1, 0.2, 0.2, 0.2], exact) == 3  # at most all of them
+    assert vector_index.nearest_found([0.1], []) == 0
+
+
 def test_a_calibration_query_is_a_row_pulled_towards_another() -> None:
     query = vector_index.calibration_query([1.0, 0.0, 0.5], [0.0, 1.0, 0.5])
     values = [float(x) for x in query.strip("[]").split(",")]
