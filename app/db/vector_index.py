@@ -170,6 +170,12 @@ def index_settings(conn: Connection, repo_id: int) -> tuple[int, int | None] | N
     return lists, int(calibrated.group(1)) if calibrated else None
 
 
+def decline_limit(lists: int) -> int:
+    """The most probes an index of ``lists`` lists may need and be kept
+    (``DECLINE_SHARE`` of them, rounded down). Pure."""
+    return math.floor(DECLINE_SHARE * lists)
+
+
 def smallest_probes(
     lists: int, recall_at: Callable[[int], float], target: float, limit: int | None = None
 ) -> int:
@@ -306,7 +312,7 @@ def _trial_declines(conn: Connection, repo_id: int, lists: int) -> bool:
         )
     )
     conn.execute(text("ANALYZE vector_trial"))
-    limit = math.floor(DECLINE_SHARE * lists)
+    limit = decline_limit(lists)
     declined = needed_probes(conn, "vector_trial", lists, limit=limit) > limit
     conn.execute(text("DROP TABLE vector_trial"))
     return declined
@@ -425,9 +431,9 @@ def calibrate_if_needed(conn: Connection, repo_id: int, *, decline: bool = True)
         return None
     lists, probes = found
     if probes is None:
-        limit = math.floor(DECLINE_SHARE * lists) if decline else None
+        limit = decline_limit(lists) if decline else None
         probes = calibrate_probes(conn, repo_id, lists, limit)
-        if decline and lists > 1 and probes > DECLINE_SHARE * lists:
+        if limit is not None and lists > 1 and probes > limit:
             _record_declined(conn, repo_id, _embedded_rows(conn, repo_id))
     return probes
 

@@ -108,6 +108,12 @@ def test_calibration_stops_once_it_knows_more_than_the_limit_is_needed(
     assert smallest_probes(100, recall_at, 0.99, limit=0) == 100  # any probe is too many
 
 
+def test_an_index_is_kept_up_to_a_third_of_its_lists() -> None:
+    assert vector_index.decline_limit(121) == 40
+    assert vector_index.decline_limit(1000) == 333
+    assert vector_index.decline_limit(2) == 0  # any probe is more than a third of two
+
+
 def test_a_row_as_near_as_the_farthest_exact_neighbour_counts_as_found() -> None:
     exact = [0.1, 0.2, 0.2]  # the exact 3 nearest; more rows may lie at 0.2
     assert vector_index.nearest_found([0.1, 0.2, 0.2], exact) == 3  # a tie split otherwise
