@@ -187,6 +187,24 @@ def test_worker_survives_a_database_outage(
             wait_for(lambda: _ready(base), seconds=30)
     finally:
         engine.dispose()
+        _stop_postmaster(data_dir / PGDATA_DIRNAME)
+
+
+def _stop_postmaster(pgdata: Path) -> None:
+    """Stop the restarted server (fast shutdown): no process of this run owns it, so none
+    would stop it, and it would outlive the test run."""
+    try:
+        pid = int((pgdata / "postmaster.pid").read_text().split("\n", 1)[0])
+        os.kill(pid, signal.SIGINT)
+    except (OSError, ValueError):
+        return  # not running
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return
+        time.sleep(0.2)
 
 
 def _ready(base: str) -> bool:
