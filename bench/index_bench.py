@@ -11,6 +11,7 @@ Usage: python bench/index_bench.py [TREE]
 from __future__ import annotations
 
 import argparse
+import logging
 import resource
 import shutil
 import sysconfig
@@ -31,6 +32,10 @@ def run(engine: object, root: Path) -> tuple[float, IndexReport]:
 
 
 def main() -> None:
+    # the index rule's calibration (probes, index and exact-scan times, declined or not)
+    calibration = logging.getLogger("app.db.vector_index")
+    calibration.setLevel(logging.INFO)
+    calibration.addHandler(logging.StreamHandler())
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument(
         "tree", nargs="?", type=Path, default=Path(sysconfig.get_paths()["purelib"])
@@ -72,6 +77,8 @@ def main() -> None:
         f"(+{one.chunks_added} -{one.chunks_deleted} chunks in {victim.relative_to(root)})"
     )
     print(f"peak RSS   : {peak_mb:.0f} MB")
+    lists = full.ivfflat_lists
+    print(f"vector index: {f'{lists} lists' if lists else 'none (searched exactly)'}")
 
 
 if __name__ == "__main__":

@@ -26,9 +26,10 @@ search at a million chunks"), one index over all repositories served that filter
   comment, so it lives and dies with the index; an index without one (built before) uses
   ``PROBES_FACTOR`` x sqrt(lists) until its next index run calibrates it. How many probes
   recall needs depends on the data, so it is measured, not derived from ``lists``.
-* An index that needs more than ``DECLINE_SHARE`` of its lists does no better than a scan;
-  it is dropped, and the repository searched exactly until it doubles
-  (``repositories.vector_index_declined_rows``). A build of up to twice ``TRIAL_ROWS``
+* An index that needs more than ``DECLINE_SHARE`` of its lists, or whose calibrated search
+  is not ``MIN_SPEEDUP`` times as fast as an exact scan (both timed while calibrating),
+  does no better than a scan; it is dropped, and the repository searched exactly until it
+  doubles (``repositories.vector_index_declined_rows``). A build of up to twice ``TRIAL_ROWS``
   rows is tried on a sample of ``TRIAL_ROWS`` first (``decline_by_trial``), and the
   calibration of a larger one stops as soon as it knows the index will be declined.
 * Index runs build, swap and drop indexes ``CONCURRENTLY`` after their commit, one at a
@@ -37,13 +38,16 @@ search at a million chunks"), one index over all repositories served that filter
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import math
 import re
+import statistics
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import DBAPIError
@@ -74,11 +78,17 @@ CALIBRATION_PULL = 0.8
 #: lands in the big lists, so that share reads most of the index (on shape B, 18 of 80
 #: lists read 72% of its pages), and an exact scan does as well.
 DECLINE_SHARE = 1 / 3
+#: An index is kept only when its calibrated search takes at most this share of an exact
+#: scan's time (median per query, both timed while calibrating). Lists can be so uneven
+#: that a few probes read most rows: on shape A at a million rows 63 of 1,000 lists read a
+#: third of them (2.0 s a query, the scan 1.6 s), and the hash embedder crowds a few lists.
+MIN_SPEEDUP = 1.5
 #: A build of more lists than an index over this many rows would have is first tried on
 #: a sample of that many rows (when that is at least half the rows): when the sample's
 #: index is declined, the build is not made.
 TRIAL_ROWS = 10_000
-_PROBES_COMMENT = re.compile(r"^probes=(\d+)$")
+#: An index's comment: its calibrated probes, and since calibration was timed, the times.
+_PROBES_COMMENT = re.compile(r"^probes=(\d+)( index_ms=[\d.]+ exact_ms=[\d.]+)?$")
 #: The advisory lock that lets one concurrent build (or statistics refresh) run at a time.
 BUILD_LOCK = "reviewbot:vector-index-build"
 #: How long a build waits for that lock, and for older transactions to end.
@@ -88,6 +98,24 @@ BUILD_WAIT_SECONDS = 900
 def cosine_distance(column: str, query: str) -> str:
     """SQL: the cosine distance the indexes serve, between a column and a query vector."""
     return f"({column} <=> ({query})::{SEARCH_TYPE})"
+
+
+#: Significant digits a query vector is sent with: float16, which it is cast to, holds
+#: about 3.3, so 6 change nothing.
+QUERY_DIGITS = 6
+
+
+@functools.cache
+def _vector_format(dims: int) -> str:
+    return "[" + ",".join([f"%.{QUERY_DIGITS}g"] * dims) + "]"
+
+
+def vector_text(values: Sequence[float]) -> str:
+    """A query vector as pgvector text, at ``QUERY_DIGITS`` significant digits. Pure.
+
+    One %-format in C: the text of 20 query vectors of 1536 floats took 22 ms through
+    ``pgvector.Vector.to_text`` (every float in full), and 7.6 ms so, at half the length."""
+    return _vector_format(len(values)) % tuple(values)
 
 
 def index_name(repo_id: int) -> str:
@@ -149,6 +177,12 @@ def index_settings(conn: Connection, repo_id: int) -> tuple[int, int | None] | N
     """The repository's index: its ``lists`` and calibrated ``probes`` (None: not yet
     calibrated), or None when it has no index. Between a concurrent rebuild's two steps
     (the old index dropped, the new one not yet renamed) the new one is the index."""
+    found = _index_comment(conn, repo_id)
+    return None if found is None else found[:2]
+
+
+def _index_comment(conn: Connection, repo_id: int) -> tuple[int, int | None, bool] | None:
+    """``index_settings``, and whether its calibration was timed."""
     row = conn.execute(
         text(
             "SELECT coalesce(c.reloptions, '{}'), obj_description(c.oid, 'pg_class')"
@@ -167,13 +201,39 @@ def index_settings(conn: Connection, repo_id: int) -> tuple[int, int | None] | N
         if key == "lists":
             lists = int(value)
     calibrated = _PROBES_COMMENT.match(comment or "")
-    return lists, int(calibrated.group(1)) if calibrated else None
+    if calibrated is None:
+        return lists, None, False
+    return lists, int(calibrated.group(1)), calibrated.group(2) is not None
 
 
 def decline_limit(lists: int) -> int:
     """The most probes an index of ``lists`` lists may need and be kept
     (``DECLINE_SHARE`` of them, rounded down). Pure."""
     return math.floor(DECLINE_SHARE * lists)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What calibrating an index found: the probes it needs, and the median seconds a
+    query took through the index at those probes and by an exact scan."""
+
+    probes: int
+    index_s: float
+    exact_s: float
+
+    def declines(self, lists: int) -> bool:
+        """Whether the index is no better than a scan: it needs more than
+        ``decline_limit`` of its ``lists``, or is not ``MIN_SPEEDUP`` times as fast. Pure."""
+        if lists > 1 and self.probes > decline_limit(lists):
+            return True
+        return self.index_s * MIN_SPEEDUP > self.exact_s
+
+    def comment(self) -> str:
+        """The index's comment, which ``index_settings`` reads back. Pure."""
+        return (
+            f"probes={self.probes} index_ms={self.index_s * 1000:.2f}"
+            f" exact_ms={self.exact_s * 1000:.2f}"
+        )
 
 
 def smallest_probes(
@@ -208,21 +268,24 @@ def smallest_probes(
     return low
 
 
-def calibrate_probes(conn: Connection, repo_id: int, lists: int, limit: int | None = None) -> int:
+def calibrate_probes(
+    conn: Connection, repo_id: int, lists: int, limit: int | None = None
+) -> Calibration:
     """Find and store (as the index's comment) the probes the repository's index needs
-    (``needed_probes``)."""
-    probes = needed_probes(conn, "code_chunks", lists, repo_id, limit)
-    conn.execute(text(f"COMMENT ON INDEX {index_name(repo_id)} IS 'probes={probes}'"))
-    return probes
+    (``calibrate``)."""
+    found = calibrate(conn, "code_chunks", lists, repo_id, limit)
+    conn.execute(text(f"COMMENT ON INDEX {index_name(repo_id)} IS '{found.comment()}'"))
+    return found
 
 
-def needed_probes(
+def calibrate(
     conn: Connection, table: str, lists: int, repo_id: int | None = None, limit: int | None = None
-) -> int:
+) -> Calibration:
     """``smallest_probes`` for the ivfflat index over ``table`` (the repository's rows of
     it, with ``repo_id``), over the exact neighbours of ``CALIBRATION_SAMPLES`` queries
-    made from its rows. A query is a row pulled towards another (``calibration_query``): a
-    review's query is near the code it is about, not on it, and a row searched for itself
+    made from its rows, and the median time of a query by exact scan and through the
+    index at those probes. A query is a row pulled towards another (``calibration_query``):
+    a review's query is near the code it is about, not on it, and a row searched for itself
     needed fewer probes than such queries (recall 0.95 on shape B at what it chose). In a
     transaction."""
     where = "embedding IS NOT NULL" + ("" if repo_id is None else " AND repository_id = :r")
@@ -238,19 +301,35 @@ def needed_probes(
     def neighbours(query: str) -> list[float]:
         return list(conn.execute(nearest, {"r": repo_id, "q": query}).scalars())
 
+    def search_all() -> tuple[list[list[float]], float]:
+        """Every query's neighbours, and the median seconds of one."""
+        found, seconds = [], []
+        for query in queries:
+            began = time.perf_counter()
+            found.append(neighbours(query))
+            seconds.append(time.perf_counter() - began)
+        return found, statistics.median(seconds) if seconds else 0.0
+
     conn.execute(text("SET LOCAL plan_cache_mode = force_custom_plan"))
     conn.execute(text("SET LOCAL ivfflat.iterative_scan = relaxed_order"))
     conn.execute(text("SET LOCAL enable_indexscan = off"))
-    exact = [neighbours(q) for q in queries]
+    exact, exact_s = search_all()
     conn.execute(text("SET LOCAL enable_indexscan = on"))
 
     def recall_at(probes: int) -> float:
         conn.execute(text(f"SET LOCAL ivfflat.probes = {int(probes)}"))
-        found = [neighbours(q) for q in queries]
+        found, _ = search_all()
         hits = sum(nearest_found(f, e) for f, e in zip(found, exact, strict=True))
         return hits / max(1, sum(len(e) for e in exact))
 
-    return smallest_probes(lists, recall_at, CALIBRATION_RECALL, limit) if queries else 1
+    if not queries:
+        return Calibration(1, 0.0, 0.0)
+    probes = smallest_probes(lists, recall_at, CALIBRATION_RECALL, limit)
+    if probes >= lists or (limit is not None and probes > limit):
+        return Calibration(probes, exact_s, exact_s)  # declined on lists: not timed
+    conn.execute(text(f"SET LOCAL ivfflat.probes = {probes}"))
+    _, index_s = search_all()  # timed apart: the last try may not have been at ``probes``
+    return Calibration(probes, index_s, exact_s)
 
 
 def nearest_found(found: Sequence[float], exact: Sequence[float]) -> int:
@@ -313,7 +392,8 @@ def _trial_declines(conn: Connection, repo_id: int, lists: int) -> bool:
     )
     conn.execute(text("ANALYZE vector_trial"))
     limit = decline_limit(lists)
-    declined = needed_probes(conn, "vector_trial", lists, limit=limit) > limit
+    # lists only: a sample's scan is faster than the repository's, so times say nothing
+    declined = calibrate(conn, "vector_trial", lists, limit=limit).probes > limit
     conn.execute(text("DROP TABLE vector_trial"))
     return declined
 
@@ -416,24 +496,38 @@ def rebuild_if_needed(conn: Connection, repo_id: int, *, concurrently: bool = Fa
 
 
 def calibrate_if_needed(conn: Connection, repo_id: int, *, decline: bool = True) -> int | None:
-    """Calibrate the repository's index if it has none yet (just built, or built before
-    calibration existed); return its probes (None: no index). Run it in a transaction of
-    its own after the build: it takes seconds, and a transactional build's locks on
+    """Calibrate the repository's index if it is not yet (just built, built before
+    calibration existed, or calibrated before calibration was timed: its probes serve
+    until then); return its probes (None: no index). Run it in a transaction of its own
+    after the build: it takes seconds, and a transactional build's locks on
     ``code_chunks`` should not be held through it.
 
-    When the index needs more than ``DECLINE_SHARE`` of its lists, it reads about as much
-    as an exact scan and costs more (when zod's 121-list index needed all 121, reviews
-    took 5.6 s p50 with it and 3.2 s without): the repository's size is recorded as
-    declined, and the next ``rebuild_if_needed`` drops the index
-    (unless not ``decline``: migration 0007 runs before there is a column to record it)."""
-    found = index_settings(conn, repo_id)
+    When the index is no better than a scan (``Calibration.declines``: when zod's 121-list
+    index needed all 121, reviews took 5.6 s p50 with it and 3.2 s without), the
+    repository's size is recorded as declined, and the next ``rebuild_if_needed`` drops
+    the index (unless not ``decline``: migration 0007 runs before there is a column to
+    record it)."""
+    found = _index_comment(conn, repo_id)
     if found is None:
         return None
-    lists, probes = found
-    if probes is None:
+    lists, probes, timed = found
+    if probes is None or not timed:
         limit = decline_limit(lists) if decline else None
-        probes = calibrate_probes(conn, repo_id, lists, limit)
-        if limit is not None and lists > 1 and probes > limit:
+        calibration = calibrate_probes(conn, repo_id, lists, limit)
+        probes = calibration.probes
+        declined = decline and calibration.declines(lists)
+        log.info(
+            kv(
+                "vector_index.calibrated",
+                repository_id=repo_id,
+                lists=lists,
+                probes=probes,
+                index_ms=round(calibration.index_s * 1000, 2),
+                exact_ms=round(calibration.exact_s * 1000, 2),
+                declined=declined,
+            )
+        )
+        if declined:
             _record_declined(conn, repo_id, _embedded_rows(conn, repo_id))
     return probes
 

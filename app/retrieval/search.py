@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from pgvector import Vector
 from sqlalchemy import Connection, Engine, text
 
-from app.db.vector_index import cosine_distance, set_probes
+from app.db.vector_index import cosine_distance, set_probes, vector_text
 from app.errors import ReviewbotError
 from app.indexing.embedder import Embedder, EmbeddingUsage
 from app.indexing.store import find_repository
@@ -78,7 +77,7 @@ def nearest_chunks(
             f" ORDER BY {DISTANCE} LIMIT :k"
         ),
         {
-            "q": Vector(list(vector)).to_text(),
+            "q": vector_text(vector),
             "r": repo_id,
             "m": model,
             "k": k,

@@ -8,10 +8,9 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pgvector import Vector
 from sqlalchemy import Connection, text
 
-from app.db.vector_index import SEARCH_TYPE, cosine_distance
+from app.db.vector_index import SEARCH_TYPE, cosine_distance, vector_text
 from app.db.word_counts import NOT_COUNTED, WordCounts, word_counts
 
 DISTANCE = cosine_distance("c.embedding", "q.v")
@@ -49,7 +48,7 @@ def vector_signals(
             " ORDER BY q.ord, hit.distance, hit.file_path, hit.start_line"
         ),
         {
-            "qs": [Vector(list(v)).to_text() for v in vectors],
+            "qs": [vector_text(v) for v in vectors],
             "r": repo_id,
             "m": model,
             "ex": list(exclude),

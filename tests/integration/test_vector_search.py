@@ -2,8 +2,10 @@
 only from the repository asked about, exactly for small repositories."""
 
 import random
+import re
 import threading
 import time
+from typing import NoReturn
 
 import pytest
 from pgvector.sqlalchemy import Vector
@@ -201,6 +203,27 @@ def test_probes_are_calibrated_on_the_repositorys_own_vectors_and_used(
         assert calibrate_if_needed(conn, repo) == probes
         assert index_settings(conn, repo) == (LISTS, probes)
 
+    # one calibrated before calibration was timed serves its probes until the next run
+    # times it (and may decline it); a timed one is not calibrated again
+    with engine.begin() as conn:
+        conn.execute(text(f"COMMENT ON INDEX {index_name(repo)} IS 'probes=7'"))
+        assert index_settings(conn, repo) == (LISTS, 7)
+        assert set_probes(conn, repo) == 7
+    with engine.begin() as conn:
+        assert calibrate_if_needed(conn, repo) == probes
+        comment = conn.execute(
+            text("SELECT obj_description(CAST(:i AS regclass), 'pg_class')"),
+            {"i": index_name(repo)},
+        ).scalar_one()
+        assert re.fullmatch(rf"probes={probes} index_ms=[\d.]+ exact_ms=[\d.]+", comment)
+    monkeypatch.setattr(vector_index, "calibrate_probes", _never)
+    with engine.begin() as conn:
+        assert calibrate_if_needed(conn, repo) == probes
+
+
+def _never(*args: object, **kwargs: object) -> NoReturn:
+    raise AssertionError("calibrated again")
+
 
 def _autocommit(engine: Engine) -> Connection:
     return engine.connect().execution_options(isolation_level="AUTOCOMMIT")
@@ -377,6 +400,37 @@ def test_an_index_no_better_than_a_scan_is_declined_until_the_repository_doubles
     _seed_more(engine, repo)  # doubled: worth another try
     with engine.begin() as conn:
         assert rebuild_if_needed(conn, repo) == 2 * LISTS
+
+
+def test_an_index_not_clearly_faster_than_a_scan_is_declined(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    rng = random.Random(31)
+    repo, _ = _seed_repo(engine, rng, "o/clustered-but-slow")  # few probes are enough here
+    with engine.begin() as conn:
+        assert rebuild_if_needed(conn, repo) == LISTS
+    # as if the scan were barely slower than the index (uneven lists, or a fast scan)
+    monkeypatch.setattr(vector_index, "MIN_SPEEDUP", 1e9)
+    with caplog.at_level("INFO", logger="app.db.vector_index"), engine.begin() as conn:
+        probes = calibrate_if_needed(conn, repo)
+        assert probes is not None and probes <= vector_index.decline_limit(LISTS)
+    calibrated = [
+        r.getMessage() for r in caplog.records if "vector_index.calibrated" in r.getMessage()
+    ]
+    assert len(calibrated) == 1 and "declined=True" in calibrated[0]
+    assert "exact_ms=" in calibrated[0] and "index_ms=" in calibrated[0]
+    with engine.begin() as conn:
+        assert rebuild_if_needed(conn, repo) is None  # dropped
+        assert _declined_rows(conn, repo) == 3_000
+        assert rebuild_if_needed(conn, repo) is None  # and not rebuilt at this size
+
+
+def _declined_rows(conn: Connection, repo: int) -> int:
+    return int(
+        conn.execute(
+            text("SELECT vector_index_declined_rows FROM repositories WHERE id = :r"), {"r": repo}
+        ).scalar_one()
+    )
 
 
 def _ids(engine: Engine, repo: int) -> list[int]:

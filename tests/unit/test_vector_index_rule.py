@@ -5,6 +5,7 @@ import pytest
 from app.db import vector_index
 from app.db.vector_index import (
     EXACT_MAX_ROWS,
+    Calibration,
     ideal_lists,
     probes_for,
     smallest_probes,
@@ -114,6 +115,25 @@ def test_an_index_is_kept_up_to_a_third_of_its_lists() -> None:
     assert vector_index.decline_limit(2) == 0  # any probe is more than a third of two
 
 
+@pytest.mark.parametrize(
+    ("probes", "index_ms", "exact_ms", "declined"),
+    [
+        (3, 2.0, 30.0, False),  # few lists, fast: kept
+        (3, 2.0, 3.1, False),  # just over MIN_SPEEDUP times as fast: kept
+        (3, 2.0, 2.9, True),  # a few lists, but they hold most rows: no faster than a scan
+        (3, 40.0, 30.0, True),  # slower than a scan
+        (334, 1.0, 30.0, True),  # fast, but over a third of 1,000 lists: declined on lists
+        (333, 1.0, 30.0, False),
+    ],
+)
+def test_an_index_is_declined_when_it_is_not_clearly_faster_than_a_scan(
+    probes: int, index_ms: float, exact_ms: float, declined: bool
+) -> None:
+    assert vector_index.MIN_SPEEDUP == 1.5
+    found = Calibration(probes, index_ms / 1000, exact_ms / 1000)
+    assert found.declines(1000) is declined
+
+
 def test_a_row_as_near_as_the_farthest_exact_neighbour_counts_as_found() -> None:
     exact = [0.1, 0.2, 0.2]  # the exact 3 nearest; more rows may lie at 0.2
     assert vector_index.nearest_found([0.1, 0.2, 0.2], exact) == 3  # a tie split otherwise
@@ -134,3 +154,13 @@ def test_a_declined_index_waits_until_the_repository_has_doubled() -> None:
     assert wanted_lists(30, 5_000, declined_rows=3_000) is None  # the declined index goes
     assert wanted_lists(None, 5_999, declined_rows=3_000) is None
     assert wanted_lists(None, 6_000, declined_rows=3_000) == ideal_lists(6_000)
+
+
+def test_a_query_vector_is_sent_as_pgvector_text_at_six_significant_digits() -> None:
+    assert vector_index.vector_text([0.5, -0.25, 1e-7, 3]) == "[0.5,-0.25,1e-07,3]"
+    values = [((-1) ** i) * (i + 1) / 7_777 for i in range(1536)]
+    text = vector_index.vector_text(values)
+    parsed = [float(x) for x in text.strip("[]").split(",")]
+    assert len(parsed) == 1536
+    # float16, which the query is cast to, keeps about 3.3 digits; 6 lose nothing of it
+    assert all(abs(p - v) <= 5e-6 * abs(v) for p, v in zip(parsed, values, strict=True))
