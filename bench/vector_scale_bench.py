@@ -467,7 +467,8 @@ def _one_pr(
     """The app's per-PR database work for 20 changed functions of one repository (the
     full-text statement on a connection of its own, as the app runs it), then its vector
     statement and its full-text statement each alone: seconds for the three. A
-    ``warm_up`` PR is in the sixth largest repository, which no measured PR touches."""
+    ``warm_up`` PR is in the sixth largest repository, which no measured PR touches (in
+    shape A, the one repository)."""
     largest = _largest(sizes)
     # the largest repositories, in turn
     n = largest[min(5, len(sizes) - 1)] if warm_up else largest[pr % min(5, len(sizes))]

@@ -326,7 +326,8 @@ def calibrate(
         return Calibration(1, 0.0, 0.0)
     probes = smallest_probes(lists, recall_at, CALIBRATION_RECALL, limit)
     if probes >= lists or (limit is not None and probes > limit):
-        return Calibration(probes, exact_s, exact_s)  # declined on lists: not timed
+        # every list reads what a scan reads, and a declined one needs no time: not timed
+        return Calibration(probes, exact_s, exact_s)
     conn.execute(text(f"SET LOCAL ivfflat.probes = {probes}"))
     _, index_s = search_all()  # timed apart: the last try may not have been at ``probes``
     return Calibration(probes, index_s, exact_s)
@@ -399,12 +400,9 @@ def _trial_declines(conn: Connection, repo_id: int, lists: int) -> bool:
 
 
 def calibration_query(row: list[float], other: list[float]) -> str:
-    """``row`` pulled towards ``other`` (weight ``CALIBRATION_PULL``), as vector text. Pure."""
-    return (
-        "["
-        + ",".join(f"{a + CALIBRATION_PULL * b:.5g}" for a, b in zip(row, other, strict=True))
-        + "]"
-    )
+    """``row`` pulled towards ``other`` (weight ``CALIBRATION_PULL``), as vector text
+    (``vector_text``, as a review's queries are sent). Pure."""
+    return vector_text([a + CALIBRATION_PULL * b for a, b in zip(row, other, strict=True)])
 
 
 def _parse(vector: str) -> list[float]:
