@@ -23,6 +23,7 @@ from app.db.vector_index import (
     rebuild_if_needed,
     set_probes,
 )
+from app.retrieval import signals
 from app.retrieval.search import prepare_vector_search
 from app.retrieval.signals import vector_signals
 
@@ -118,6 +119,87 @@ def test_a_small_repository_gets_no_index_and_exact_answers(
         with engine.begin() as conn:
             exact = _exact(conn, repo, query, 10)
         assert _app_search(engine, repo, query, 10) == exact
+
+
+def _exact_filtered(
+    conn: Connection, repo: int, query: list[float], k: int, exclude: list[int]
+) -> list[int]:
+    """The exact nearest rows the app may return (its model, not excluded), ties by path."""
+    sql = text(
+        "SELECT id FROM code_chunks WHERE repository_id = :r AND embedding_model = 'test'"
+        " AND NOT (id = ANY(:ex)) ORDER BY"
+        f" {vector_index.cosine_distance('embedding', 'CAST(:q AS text)')}, file_path LIMIT :k"
+    )
+    return list(
+        conn.execute(
+            sql, {"r": repo, "q": str(query).replace(" ", ""), "k": k, "ex": exclude}
+        ).scalars()
+    )
+
+
+def _statements(engine: Engine) -> list[str]:
+    """Every statement ``engine`` runs from now on (until the test ends)."""
+    seen: list[str] = []
+    event.listen(engine, "before_cursor_execute", lambda *a: seen.append(a[2]))
+    return seen
+
+
+@pytest.mark.parametrize("sample_rows", [10, 400, 5_000])
+def test_a_large_repository_without_an_index_is_searched_exactly_in_one_pass(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, sample_rows: int
+) -> None:
+    # 3,000 rows over the one-pass threshold, with no index; a sample of as few rows as a
+    # query returns (k), of some, and of every row (its bounds are the exact k-th distances)
+    monkeypatch.setattr(signals, "ONE_PASS_ROWS", 1_000)
+    monkeypatch.setattr(signals, "SAMPLE_ROWS", sample_rows)
+    rng = random.Random(23)
+    repo, rows = _seed_repo(engine, rng, "o/declined")
+    targets = rng.sample(list(rows), 6)
+    queries = [_near(rows[t], rng, 0.01) for t in targets]
+    exclude = [targets[0], *rng.sample(list(rows), 200)]
+    with engine.begin() as conn:  # rows of another model nearer than any: never returned
+        conn.execute(
+            text(
+                "INSERT INTO code_chunks (repository_id, source_file_id, file_path, start_line,"
+                " end_line, chunk_type, raw_code, content_hash, embedding, embedding_model)"
+                " SELECT repository_id, source_file_id, 'other.py', 1, 1, 'function', 'pass',"
+                " '0', embedding, 'other-model' FROM code_chunks WHERE id = ANY(:ids)"
+            ),
+            {"ids": targets},
+        )
+        other_model = set(
+            conn.execute(
+                text("SELECT id FROM code_chunks WHERE embedding_model = 'other-model'")
+            ).scalars()
+        )
+    statements = _statements(engine)
+    with engine.begin() as conn:
+        assert index_settings(conn, repo) is None
+        prepare_vector_search(conn, repo)
+        found = vector_signals(conn, repo, queries, "test", exclude, 10)
+        expected = [_exact_filtered(conn, repo, q, 10, exclude) for q in queries]
+    assert found == expected
+    assert all(len(ids) == 10 for ids in found)
+    assert targets[0] not in found[0] and targets[1] == found[1][0]
+    assert not other_model & {i for ids in found for i in ids}
+    assert sum("row_number()" in s for s in statements) == 1  # one pass for all six
+
+
+def test_a_one_pass_search_over_fewer_rows_than_asked_for_returns_them_all(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(signals, "ONE_PASS_ROWS", 1_000)
+    rng = random.Random(29)
+    repo, rows = _seed_repo(engine, rng, "o/few")
+    keep = rng.sample(list(rows), 7)
+    exclude = [i for i in rows if i not in keep]  # 7 rows left to search
+    queries = [_near(rows[keep[0]], rng, 0.01), _near(rows[keep[1]], rng, 0.01)]
+    with engine.begin() as conn:
+        prepare_vector_search(conn, repo)
+        found = vector_signals(conn, repo, queries, "test", exclude, 10)
+        expected = [_exact_filtered(conn, repo, q, 10, exclude) for q in queries]
+    assert found == expected
+    assert [len(ids) for ids in found] == [7, 7] and found[0][0] == keep[0]
 
 
 def test_a_large_repository_gets_its_own_index_and_nearest_rows_come_back(
