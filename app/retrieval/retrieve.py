@@ -29,7 +29,7 @@ from app.retrieval.ranking import (
     pack,
     rank_context,
 )
-from app.retrieval.search import indexed_repository, prepare_vector_search
+from app.retrieval.search import indexed_repository
 from app.retrieval.signals import lexical_signals, vector_signals
 
 log = logging.getLogger(__name__)
@@ -139,7 +139,6 @@ def retrieve_context(
     secondary = secondary_paths(settings.retrieval_secondary_paths)
     with engine.begin() as conn:
         repo_id = indexed_repository(conn, repo, embedder.model)
-        prepare_vector_search(conn, repo_id)
         exclude = stale_chunk_ids(conn, repo_id, changed, diffs)
         scores = _function_scores(
             conn, repo_id, searched, queries, vectors, embedder.model, exclude, settings, engine
@@ -354,7 +353,6 @@ def retrieve_for_question(
         repo_id = indexed_repository(conn, repo, embedder.model)
         rankings: dict[str, list[int]] = {}
         if vectors:
-            prepare_vector_search(conn, repo_id)
             rankings["vector"] = vector_signals(conn, repo_id, vectors, embedder.model, [], k)[0]
         if "lexical" in signals:
             rankings["lexical"] = lexical_signals(conn, repo_id, [[question]], [], k)[0]

@@ -48,12 +48,13 @@ def search(
         return nearest_chunks(conn, repo_id, vector, embedder.model, k)
 
 
-def prepare_vector_search(conn: Connection, repo_id: int) -> None:
+def prepare_vector_search(conn: Connection, repo_id: int) -> int | None:
     """Per transaction: ``ivfflat.probes`` from the repository's index, if it has one, and
     pgvector's iterative scan, which keeps scanning lists until ``k`` rows pass the filters
-    (model, excluded ids)."""
-    set_probes(conn, repo_id)
+    (model, excluded ids). Returns the probes; None: no index, searched exactly."""
+    probes = set_probes(conn, repo_id)
     conn.execute(text("SET LOCAL ivfflat.iterative_scan = relaxed_order"))
+    return probes
 
 
 def nearest_chunks(

@@ -1,6 +1,6 @@
 """The fill signals (vector, lexical) for all the queries of a PR, each in one statement,
 returning chunk ids best first per query; the structural signal is in
-``app/retrieval/links.py``. Run in one transaction, after ``prepare_vector_search``."""
+``app/retrieval/links.py``."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-from app.db.vector_index import SEARCH_TYPE, cosine_distance, index_settings, vector_text
+from app.db.vector_index import SEARCH_TYPE, cosine_distance, vector_text
 from app.db.word_counts import NOT_COUNTED, WordCounts, word_counts
+from app.retrieval.search import prepare_vector_search
 
 DISTANCE = cosine_distance("c.embedding", "q.v")
 #: The rows a query may return: the repository's, of the model, embedded, not excluded.
@@ -21,7 +22,7 @@ SEARCHABLE = (
 )
 #: A repository without a vector index and at least this many rows is searched in one
 #: pass over its rows for all the queries (``_exact_in_one_pass``), not one scan a query:
-#: for 20 queries, 137-157 against 187-195 ms at 4,913 rows, the same at 1,928.
+#: for 20 queries, 138 against 194 ms at 4,913 rows, the same at 1,928 (bench/RESULTS.md).
 ONE_PASS_ROWS = 5_000
 #: The rows whose distances bound each query's k-th nearest before that pass.
 SAMPLE_ROWS = 5_000
@@ -43,9 +44,11 @@ def vector_signals(
 ) -> list[list[int]]:
     """For each query vector, the nearest chunks by cosine similarity of summaries'
     embeddings: one ivfflat search per vector, all in one statement; or, in a large
-    repository without an index, an exact search in one pass (``_exact_in_one_pass``)."""
+    repository without an index, an exact search in one pass (``_exact_in_one_pass``).
+    Sets the transaction up for the search first (``prepare_vector_search``)."""
     if not vectors:
         return []
+    indexed = prepare_vector_search(conn, repo_id) is not None
     params = {
         "qs": [vector_text(v) for v in vectors],
         "r": repo_id,
@@ -53,7 +56,7 @@ def vector_signals(
         "ex": list(exclude),
         "k": k,
     }
-    if index_settings(conn, repo_id) is None and _has_rows(conn, repo_id, ONE_PASS_ROWS):
+    if not indexed and _has_rows(conn, repo_id, ONE_PASS_ROWS):
         return _exact_in_one_pass(conn, params, len(vectors))
     rows = conn.execute(
         text(
@@ -86,7 +89,7 @@ def _has_rows(conn: Connection, repo_id: int, rows: int) -> bool:
 def _exact_in_one_pass(conn: Connection, params: dict[str, Any], count: int) -> list[list[int]]:
     """The exact nearest ``k`` of each query, reading the repository's rows once for all
     the queries (in parallel, when the server may), where a scan per query reads them once
-    each: at a million rows, 20 queries took 4.3-4.6 s so against 31 s (bench/RESULTS.md).
+    each: at a million rows, a PR's 20 queries took 5.6 s so against 31 s (bench/RESULTS.md).
 
     First, each query's distance to its ``k``-th nearest among ``SAMPLE_ROWS`` of the
     rows (ordered by content hash: a spread of the repository) bounds its true ``k``-th

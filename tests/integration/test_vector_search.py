@@ -88,7 +88,6 @@ def _exact(conn: Connection, repo: int, query: list[float], k: int) -> list[int]
 
 def _app_search(engine: Engine, repo: int, query: list[float], k: int) -> list[int]:
     with engine.begin() as conn:
-        prepare_vector_search(conn, repo)
         return vector_signals(conn, repo, [query], "test", [], k)[0]
 
 
@@ -175,7 +174,6 @@ def test_a_large_repository_without_an_index_is_searched_exactly_in_one_pass(
     statements = _statements(engine)
     with engine.begin() as conn:
         assert index_settings(conn, repo) is None
-        prepare_vector_search(conn, repo)
         found = vector_signals(conn, repo, queries, "test", exclude, 10)
         expected = [_exact_filtered(conn, repo, q, 10, exclude) for q in queries]
     assert found == expected
@@ -195,7 +193,6 @@ def test_a_one_pass_search_over_fewer_rows_than_asked_for_returns_them_all(
     exclude = [i for i in rows if i not in keep]  # 7 rows left to search
     queries = [_near(rows[keep[0]], rng, 0.01), _near(rows[keep[1]], rng, 0.01)]
     with engine.begin() as conn:
-        prepare_vector_search(conn, repo)
         found = vector_signals(conn, repo, queries, "test", exclude, 10)
         expected = [_exact_filtered(conn, repo, q, 10, exclude) for q in queries]
     assert found == expected
