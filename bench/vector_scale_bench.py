@@ -51,11 +51,11 @@ from app.db.models import EMBEDDING_DIMS
 from app.db.vector_index import index_repositories
 from app.db.word_counts import refresh_word_counts
 from app.diff.changed import ChangedFunction
+from app.diff.parse import FileDiff
 from app.indexing.chunks import Chunk
 from app.indexing.links import Link
 from app.retrieval.queries import RetrievalQuery
-from app.retrieval.ranking import merge_function_scores
-from app.retrieval.retrieve import _function_scores, _load, lexical_terms
+from app.retrieval.retrieve import candidate_chunks, lexical_terms
 from app.retrieval.signals import lexical_signals, vector_signals
 
 MODEL = "bench-synthetic"
@@ -463,11 +463,12 @@ def _one_pr(
     *,
     warm_up: bool = False,
 ) -> tuple[float, float, float]:
-    """The app's per-PR database work for 20 changed functions of one repository (the
-    full-text statement on a connection of its own, as the app runs it), then its vector
-    statement and its full-text statement each alone: seconds for the three. A
-    ``warm_up`` PR is in the sixth largest repository, which no measured PR touches (in
-    shape A, the one repository)."""
+    """The app's per-PR database work for 20 changed functions of one repository, as a
+    review times it (``candidate_chunks``: the repository and its model checked, stale
+    rows found, every signal, the full-text statement on a connection of its own, the
+    candidates loaded), then its vector statement and its full-text statement each
+    alone: seconds for the three. A ``warm_up`` PR is in the sixth largest repository,
+    which no measured PR touches (in shape A, the one repository)."""
     largest = _largest(sizes)
     # the largest repositories, in turn
     n = largest[min(5, len(sizes) - 1)] if warm_up else largest[pr % min(5, len(sizes))]
@@ -490,12 +491,12 @@ def _one_pr(
         for view in ("hyde", "change")
     ]
     settings = Settings()
+    paths = sorted({f.file_path for f in functions})
+    diffs = [FileDiff(path, path, "modified", False, ()) for path in paths]
     began = time.perf_counter()
-    with conn.begin():
-        scores = _function_scores(
-            conn, repo_id, functions, queries, vectors, MODEL, [], settings, engine
-        )
-        _load(conn, merge_function_scores(scores), lambda _p: False)
+    candidate_chunks(
+        engine, f"bench/repo-{n}", MODEL, functions, diffs, functions, queries, vectors, settings
+    )
     whole = time.perf_counter() - began
     k = settings.retrieval_per_signal
     with conn.begin():  # each of the two costliest statements again, on its own

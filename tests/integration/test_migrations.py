@@ -10,6 +10,7 @@ from app.db import migrate, vector_index
 from app.db.engine import DatabaseTarget, make_engine
 from app.db.migrate import include_object
 from app.db.models import EMBEDDING_DIMS, Base
+from tests.chunk_rows import new_repository
 
 OUR_TABLES = {
     "repositories",
@@ -68,16 +69,7 @@ def _seed_repositories(engine: Engine, sizes: dict[str, int], vector: str) -> li
     repos = []
     with engine.begin() as conn:
         for name, rows in sizes.items():
-            repo = conn.execute(
-                text("INSERT INTO repositories (full_name) VALUES (:n) RETURNING id"), {"n": name}
-            ).scalar_one()
-            file = conn.execute(
-                text(
-                    "INSERT INTO source_files (repository_id, path, content_hash, size_bytes)"
-                    " VALUES (:r, 'a.py', 'h', 1) RETURNING id"
-                ),
-                {"r": repo},
-            ).scalar_one()
+            repo, file = new_repository(conn, name)
             conn.execute(
                 text(
                     "INSERT INTO code_chunks (repository_id, source_file_id, file_path,"
@@ -87,7 +79,7 @@ def _seed_repositories(engine: Engine, sizes: dict[str, int], vector: str) -> li
                 ),
                 {"r": repo, "f": file, "v": vector, "n": rows},
             )
-            repos.append(int(repo))
+            repos.append(repo)
     return repos
 
 

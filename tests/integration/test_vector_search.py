@@ -26,6 +26,7 @@ from app.db.vector_index import (
 from app.retrieval import signals
 from app.retrieval.search import prepare_vector_search
 from app.retrieval.signals import vector_signals
+from tests.chunk_rows import new_repository
 
 CLUSTERS = 12
 PER_CLUSTER = 250
@@ -55,16 +56,7 @@ def _seed_repo(
         " VALUES (:repo, :file, :path, 1, 1, 'function', 'pass', :hash, :embedding, 'test')"
     ).bindparams(bindparam("embedding", type_=Vector(EMBEDDING_DIMS)))
     with engine.begin() as conn:
-        repo = conn.execute(
-            text("INSERT INTO repositories (full_name) VALUES (:n) RETURNING id"), {"n": name}
-        ).scalar_one()
-        file = conn.execute(
-            text(
-                "INSERT INTO source_files (repository_id, path, content_hash, size_bytes)"
-                " VALUES (:r, 'a.py', 'h', 1) RETURNING id"
-            ),
-            {"r": repo},
-        ).scalar_one()
+        repo, file = new_repository(conn, name)
         conn.execute(
             insert,
             [
@@ -75,7 +67,7 @@ def _seed_repo(
         ids = conn.execute(
             text("SELECT id FROM code_chunks WHERE repository_id = :r ORDER BY id"), {"r": repo}
         ).scalars()
-        return int(repo), dict(zip(ids, vectors, strict=True))
+        return repo, dict(zip(ids, vectors, strict=True))
 
 
 def _exact(conn: Connection, repo: int, query: list[float], k: int) -> list[int]:

@@ -165,3 +165,32 @@ def test_most_changed_keeps_the_biggest_changes_in_diff_order() -> None:
     ]
     assert [c.file_path for c in most_changed(many, 2)] == ["f1.py", "f3.py"]
     assert most_changed(many, 10) == many
+
+
+@pytest.mark.parametrize(
+    ("path", "secondary"),
+    [
+        ("tests/test_billing.py", True),
+        ("src/billing/billing_test.go", True),
+        ("docs/guide.md", True),
+        ("src/components/Button.spec.tsx", True),
+        ("src/billing/charge.py", False),
+        ("src/testament/notes.py", False),  # "test/" is a directory, not a prefix
+    ],
+)
+def test_secondary_paths_match_like_gitignore(path: str, secondary: bool) -> None:
+    from app.config import SECONDARY_PATHS
+    from app.retrieval.retrieve import secondary_paths
+
+    is_secondary = secondary_paths(SECONDARY_PATHS)
+    assert is_secondary(path) is secondary
+    assert is_secondary(path) is secondary  # a second ask, answered from the first
+
+
+def test_secondary_paths_keep_gitignore_negation_and_differ_by_patterns() -> None:
+    from app.retrieval.retrieve import secondary_paths
+
+    prose_but_readme = secondary_paths(("*.md", "!README.md"))
+    assert prose_but_readme("docs/guide.md") is True
+    assert prose_but_readme("README.md") is False
+    assert secondary_paths(("*.md",))("README.md") is True
