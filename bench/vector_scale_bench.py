@@ -20,8 +20,9 @@ Phases (each reuses what the previous left in ``--data-dir``):
 ``index`` builds the vector indexes with the app's own rule (``app.db.vector_index``) and
 reports time, sizes and the server's peak RSS; ``query`` runs the app's filtered vector
 search (``vector_signals``, its set-up included) for single queries and measures
-recall@10 against an exact scan, then the app's whole per-PR database path (vector,
-lexical and link signals for 20 changed functions, then loading the candidates) and
+recall@10 against an exact scan, then the app's whole per-PR database path as a review
+times it (``candidate_chunks``: the repository's model checked, stale rows found, the
+vector, lexical and link signals for 20 changed functions, the candidates loaded) and
 reports p50/p95.
 """
 

@@ -89,7 +89,7 @@ def _has_rows(conn: Connection, repo_id: int, rows: int) -> bool:
 def _exact_in_one_pass(conn: Connection, params: dict[str, Any], count: int) -> list[list[int]]:
     """The exact nearest ``k`` of each query, reading the repository's rows once for all
     the queries (in parallel, when the server may), where a scan per query reads them once
-    each: at a million rows, a PR's 20 queries took 5.6 s so against 31 s (bench/RESULTS.md).
+    each: at a million rows, a PR's 20 queries took 5.6 s, against 31 s (bench/RESULTS.md).
 
     First, each query's distance to its ``k``-th nearest among ``SAMPLE_ROWS`` of the
     rows (ordered by content hash: a spread of the repository) bounds its true ``k``-th

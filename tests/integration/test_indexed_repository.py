@@ -2,11 +2,12 @@
 
 import pytest
 from pgvector.sqlalchemy import Vector
-from sqlalchemy import Engine, bindparam, event, text
+from sqlalchemy import Engine, bindparam, text
 
 from app.db.models import EMBEDDING_DIMS
 from app.retrieval.search import RepositoryNotIndexed, indexed_repository
 from tests.chunk_rows import new_repository
+from tests.statements import recorded_statements
 
 
 def _repository(engine: Engine, name: str, models: list[str | None]) -> int:
@@ -75,7 +76,6 @@ def test_a_repository_with_rows_of_the_model_is_not_read_for_its_other_models(
 ) -> None:
     """Every review asks: listing the models reads all of a repository's rows."""
     repo = _repository(engine, "acme/big", ["model-a"] * 3)
-    seen: list[str] = []
-    event.listen(engine, "before_cursor_execute", lambda *a: seen.append(a[2]))
+    seen = recorded_statements(engine)
     assert _lookup(engine, "acme/big", "model-a") == repo
     assert seen and not [s for s in seen if "DISTINCT embedding_model" in s]

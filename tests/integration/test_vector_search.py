@@ -27,6 +27,7 @@ from app.retrieval import signals
 from app.retrieval.search import prepare_vector_search
 from app.retrieval.signals import vector_signals
 from tests.chunk_rows import new_repository
+from tests.statements import recorded_statements
 
 CLUSTERS = 12
 PER_CLUSTER = 250
@@ -128,13 +129,6 @@ def _exact_filtered(
     )
 
 
-def _statements(engine: Engine) -> list[str]:
-    """Every statement ``engine`` runs from now on (until the test ends)."""
-    seen: list[str] = []
-    event.listen(engine, "before_cursor_execute", lambda *a: seen.append(a[2]))
-    return seen
-
-
 @pytest.mark.parametrize("sample_rows", [10, 400, 5_000])
 def test_a_large_repository_without_an_index_is_searched_exactly_in_one_pass(
     engine: Engine, monkeypatch: pytest.MonkeyPatch, sample_rows: int
@@ -163,7 +157,7 @@ def test_a_large_repository_without_an_index_is_searched_exactly_in_one_pass(
                 text("SELECT id FROM code_chunks WHERE embedding_model = 'other-model'")
             ).scalars()
         )
-    statements = _statements(engine)
+    statements = recorded_statements(engine)
     with engine.begin() as conn:
         assert index_settings(conn, repo) is None
         found = vector_signals(conn, repo, queries, "test", exclude, 10)
