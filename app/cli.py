@@ -17,7 +17,9 @@ from app.config import Settings, load_settings
 from app.errors import ConfigError, ReviewbotError
 
 if TYPE_CHECKING:
-    pass
+    from sqlalchemy import Engine
+
+    from app.indexing.report import HistoryReport
 
 cli = typer.Typer(
     name="reviewbot",
@@ -36,11 +38,16 @@ cli.add_typer(config_cli, name="config")
 
 @config_cli.command("check")
 def config_check(
-    path: Annotated[Path, typer.Argument(help="The file to check")] = Path(".reviewbot.toml"),
+    path: Annotated[
+        Path, typer.Argument(help="The file, or a folder holding .reviewbot.toml")
+    ] = Path(".reviewbot.toml"),
 ) -> None:
-    """Validate a .reviewbot.toml ([index] and [review]) as the bot would read it."""
+    """Validate a .reviewbot.toml (its \\[index] and \\[review] tables) as the bot
+    would read it."""
     from app.review.config import check_config
 
+    if path.is_dir():
+        path = path / ".reviewbot.toml"
     if not path.is_file():
         raise ConfigError(f"{path} does not exist")
     for line in check_config(path.read_text(encoding="utf-8", errors="replace"), str(path)):
@@ -222,10 +229,35 @@ def index(
             with progress_bars() as bars:
                 indexer.progress = RichProgress(bars)
                 report = indexer.run()
+        if not estimate:
+            report.history = _mine_history(opened.engine, name, root, settings)
     if as_json:
         print(json.dumps(report.as_json(), indent=2))
     else:
         out.print(index_table(report))
+
+
+def _mine_history(
+    engine: Engine, name: str, root: Path, settings: Settings
+) -> HistoryReport | None:
+    """The history of the git repository whose top folder ``root`` is, up to HEAD (None:
+    no such repository, or history is off)."""
+    from app.git import GitError, LocalRepo
+    from app.indexing.history import HistoryLimits, mine_history
+
+    if settings.history_days <= 0:
+        return None
+    git = LocalRepo(root)
+    try:
+        top = git.git("rev-parse", "--show-toplevel").decode().strip()
+        if Path(top).resolve() != root.resolve():
+            return None
+        git.resolve("HEAD")
+    except GitError:
+        return None
+    return mine_history(
+        engine, name, git, "HEAD", HistoryLimits(max_commits=settings.history_max_commits)
+    )
 
 
 @cli.command()
@@ -283,18 +315,25 @@ def context(
     except OSError as exc:
         raise ConfigError(f"cannot read diff file {diff}: {exc.strerror}") from None
     embedder = select_embedder(settings)
+    skipped: list[str] = []
     with open_database(settings) as opened:
         if root is None:
-            read = indexed_sides(opened.engine, repo, diffs)
+            read, skipped = indexed_sides(opened.engine, repo, diffs)
         else:
             read = work_tree_sides(root, base)
         changed = changed_functions(diffs, read)
         result = retrieve_context(
             opened.engine, repo, diffs, changed, embedder, settings, budget=budget
         )
+    result.skipped = sorted(skipped)
     if as_json:
         print(json.dumps(result.as_json(), indent=2))
     else:
+        for path in result.skipped:
+            err.print(
+                f"note: {path}: not in the index (a lock, data or skipped file), left out",
+                markup=False,
+            )
         out.print(context_table(result))
 
 

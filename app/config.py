@@ -81,6 +81,19 @@ SECONDARY_PATHS = (
 )
 
 
+#: Bots: GitHub Apps' accounts, and Dependabot and Renovate under the names they run as.
+DEFAULT_IGNORED_AUTHORS = ("*[bot]", "dependabot", "dependabot-preview", "renovate", "renovate-bot")
+RetrievalSignal = Literal["vector", "lexical", "structural", "history", "siblings", "removed"]
+RETRIEVAL_SIGNALS: tuple[RetrievalSignal, ...] = (
+    "vector",
+    "lexical",
+    "structural",
+    "history",
+    "siblings",
+    "removed",
+)
+
+
 class Settings(BaseSettings):
     """All of reviewbot's configuration. Field docs are the README's configuration table."""
 
@@ -153,14 +166,11 @@ class Settings(BaseSettings):
     context_token_budget: int = Field(default=6000, ge=200)
     diff_token_budget: int = Field(default=12000, ge=500)
     # NoDecode: the README documents a comma-separated list; JSON is accepted too.
-    retrieval_signals: Annotated[
-        tuple[Literal["vector", "lexical", "structural"], ...], NoDecode
-    ] = (
-        "vector",
-        "lexical",
-        "structural",
-    )
-    retrieval_fusion: Literal["rrf", "interleave"] = "rrf"
+    retrieval_signals: Annotated[tuple[RetrievalSignal, ...], NoDecode] = RETRIEVAL_SIGNALS
+    # the history signal: how far back the default branch's commits are mined, at most
+    # how many are kept (0 days: no history is fetched or mined)
+    history_days: float = Field(default=730.0, ge=0)
+    history_max_commits: int = Field(default=2000, ge=1)
     # gitignore-style patterns of paths that rank after code: tests, docs, examples, CI, config
     retrieval_secondary_paths: Annotated[tuple[str, ...], NoDecode] = SECONDARY_PATHS
     retrieval_llm_queries: bool = False
@@ -169,8 +179,18 @@ class Settings(BaseSettings):
     max_chunks_per_file: int = Field(default=3, ge=1)
     max_review_comments: int = Field(default=10, ge=0, le=50)
 
-    # GitHub App behaviour
+    # GitHub App behaviour (a repository's [review] table overrides each of these)
     review_drafts: bool = False
+    review_describe: Literal["off", "append", "replace"] = "off"  # the PR description
+    review_labels: bool = False  # apply labels the repository already has
+    review_gate: Literal["off", "critical", "major", "minor", "nit"] = "off"
+    max_review_calls: int = Field(default=4, ge=1, le=20)  # model calls for one large PR
+    # PRs by these authors are not reviewed unless asked (`/review`); `*` matches anything
+    review_ignore_authors: Annotated[tuple[str, ...], NoDecode] = DEFAULT_IGNORED_AUTHORS
+    # model tokens (prompt and completion) an installation may use a day (UTC), and one
+    # PR in all; unset: no budget
+    budget_tokens_per_day: int | None = Field(default=None, ge=0)
+    budget_tokens_per_pr: int | None = Field(default=None, ge=0)
     # `/ask` and replies to the bot's inline comments: answers per PR per hour (0: none)
     ask_limit_per_hour: int = Field(default=10, ge=0, le=1000)
     answer_max_tokens: int = Field(default=1024, ge=64)
@@ -191,7 +211,9 @@ class Settings(BaseSettings):
     port: int = Field(default=8000, ge=1, le=65535)
     log_level: str = "INFO"
 
-    @field_validator("retrieval_signals", "retrieval_secondary_paths", mode="before")
+    @field_validator(
+        "retrieval_signals", "retrieval_secondary_paths", "review_ignore_authors", mode="before"
+    )
     @classmethod
     def _comma_separated(cls, value: object) -> object:
         if isinstance(value, str) and value.strip().startswith("["):

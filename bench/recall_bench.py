@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.recall_cases import Case, Definition, Snapshot, git, git_bytes, mine
+from bench.recall_cases import Case, Definition, Snapshot, git_bytes, mine
 
 REPOS = [
     ("encode/httpx", "python"),
@@ -45,17 +45,12 @@ REPOS = [
     ("spf13/cobra", "go"),
     ("gin-gonic/gin", "go"),
     ("urfave/cli", "go"),
+    ("uber-go/zap", "go"),
     ("colinhacks/zod", "typescript"),
     ("sindresorhus/ky", "typescript"),
     ("pmndrs/zustand", "typescript"),
 ]
 BUDGETS = (2000, 4000, 8000)
-RETRIEVERS = {
-    "reviewbot": ("vector", "lexical", "structural"),
-    "structural only": ("structural",),
-    "vector only": ("vector",),
-    "lexical only": ("lexical",),
-}
 
 
 @dataclass(frozen=True)
@@ -135,14 +130,30 @@ def words(text: str) -> list[str]:
     return out
 
 
-def bm25(case: Case, git_dir: str, k1: float = 1.2, b: float = 0.75) -> list[Item]:
-    snapshot = Snapshot(git_dir, case.parent, case.language)
+def bm25(case: Case, git_dir: str) -> list[Item]:
+    """BM25 for a structural case: the changed functions' code against every function of
+    the parent commit outside the files the commit touches."""
     touched = {c.split(":")[0] for c in case.changed}
+    return bm25_items(git_dir, case.parent, case.language, touched, case.query_code)
+
+
+def bm25_items(
+    git_dir: str,
+    commit: str,
+    language: str,
+    exclude: set[str],
+    query_text: str,
+    k1: float = 1.2,
+    b: float = 0.75,
+) -> list[Item]:
+    """Okapi BM25 over tree-sitter definitions at ``commit`` (files in ``exclude`` left
+    out), code words split as identifiers, best first, overlaps dropped, at most 200."""
+    snapshot = Snapshot(git_dir, commit, language)
     docs: list[tuple[Definition, Counter[str], int]] = []
     for path, parsed in snapshot.files.items():
-        if path in touched:
+        if path in exclude:
             continue
-        lines = _file_lines(git_dir, case.parent, path)
+        lines = _file_lines(git_dir, commit, path)
         for d in parsed.definitions:
             text = "\n".join(lines[d.start - 1 : d.end])
             docs.append((d, Counter(words(text)), len(text)))
@@ -152,7 +163,7 @@ def bm25(case: Case, git_dir: str, k1: float = 1.2, b: float = 0.75) -> list[Ite
     df: Counter[str] = Counter()
     for _, counts, _ in docs:
         df.update(counts.keys())
-    query = set(words(case.query_code))
+    query = set(words(query_text))
     scored = []
     for d, counts, chars in docs:
         length = sum(counts.values())
@@ -180,58 +191,10 @@ _LINES: dict[tuple[str, str], list[str]] = {}
 def _file_lines(git_dir: str, commit: str, path: str) -> list[str]:
     key = (commit, path)
     if key not in _LINES:
-        _LINES[key] = git(git_dir, "show", f"{commit}:{path}").split("\n")
+        _LINES[key] = (
+            git_bytes(git_dir, "show", f"{commit}:{path}").decode("utf-8", "replace").split("\n")
+        )
     return _LINES[key]
-
-
-# -- the product ----------------------------------------------------------------------
-
-
-def product_runner(engine: object, embedder: object) -> Callable[..., dict[str, list[Item]]]:
-    from app.config import Settings
-    from app.diff.changed import changed_functions
-    from app.diff.parse import parse_diff
-    from app.git import LocalRepo
-    from app.indexing.archive import ArchiveLimits, GitArchiveSource
-    from app.indexing.indexer import Indexer
-    from app.retrieval.retrieve import retrieve_context
-
-    def run(case: Case, git_dir: str, timings: list[float]) -> dict[str, list[Item]]:
-        source = GitArchiveSource(git_dir, case.parent, None, ArchiveLimits())
-        Indexer(engine, case.repo, source, embedder=embedder).run()  # type: ignore[arg-type]
-        diffs = parse_diff(git_bytes(git_dir, "diff", case.parent, case.commit))
-        local = LocalRepo(Path(git_dir))
-        sides = {"old": case.parent, "new": case.commit}
-        changed = changed_functions(diffs, lambda path, side: local.read(sides[side], path))
-        out = {}
-        for name, signals in RETRIEVERS.items():
-            settings = Settings(retrieval_signals=signals)
-            started = time.perf_counter()
-            result = retrieve_context(
-                engine,  # type: ignore[arg-type]
-                case.repo,
-                diffs,
-                changed,
-                embedder,  # type: ignore[arg-type]
-                settings,
-                budget=1_000_000,
-            )
-            if name == "reviewbot":
-                timings.append(time.perf_counter() - started)
-            out[name] = [
-                Item(
-                    c.file_path,
-                    c.start_line,
-                    c.end_line,
-                    c.chunk_type,
-                    math.ceil(len(c.code) / 4),
-                    c.tokens,
-                )
-                for c in result.context
-            ]
-        return out
-
-    return run
 
 
 def main() -> None:
@@ -243,6 +206,7 @@ def main() -> None:
     parser.add_argument("--scan", type=int, default=1500, help="commits mined per repository")
     parser.add_argument("--embedder", choices=["hash", "local"], default="hash")
     parser.add_argument("--json", type=Path, help="write per-case scores here")
+    parser.add_argument("--dump", type=Path, help="write every case's candidates here")
     parser.add_argument("--repos", help="only these (comma-separated owner/name)")
     args = parser.parse_args()
     only = set(args.repos.split(",")) if args.repos else {name for name, _ in REPOS}
@@ -250,21 +214,27 @@ def main() -> None:
     from app.config import Settings
     from app.db.engine import open_database
     from app.indexing.embedder import HashEmbedder, select_embedder
+    from bench.retrieval_runner import ProductRunner, dump, ranked, retrievers
 
+    rows: list[dict[str, object]] = []
+    dumped: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(data_dir=Path(tmp) / "data", embedding_provider=args.embedder)
         embedder = HashEmbedder() if args.embedder == "hash" else select_embedder(settings)
         with open_database(settings) as db:
-            run = product_runner(db.engine, embedder)
-            rows: list[dict[str, object]] = []
-            timings: list[float] = []
+            runner = ProductRunner(db.engine, embedder)
             for full_name, language in [r for r in REPOS if r[0] in only]:
                 git_dir = str(args.mirrors / full_name.replace("/", "+") / "repo")
                 started = time.perf_counter()
                 cases = mine(git_dir, full_name, language, args.cases, args.scan)
                 mined = time.perf_counter() - started
                 for case in cases:
-                    results = run(case, git_dir, timings)
+                    runner.index(full_name, git_dir, case.parent)
+                    chunks = runner.candidates(full_name, git_dir, case.parent, case.commit)
+                    results = {
+                        name: ranked(chunks, signals, tokens=name == "reviewbot")
+                        for name, signals in retrievers().items()
+                    }
                     results["BM25"] = bm25(case, git_dir)
                     for retriever, items in results.items():
                         rows.append(
@@ -277,16 +247,31 @@ def main() -> None:
                                 **score(items, case.targets),
                             }
                         )
+                    if args.dump:
+                        dumped.append(
+                            {
+                                "benchmark": "structural",
+                                "repo": full_name,
+                                "language": language,
+                                "commit": case.commit,
+                                "targets": [[t.path, t.start, t.end] for t in case.targets],
+                                "candidates": dump(chunks),
+                            }
+                        )
                 print(
                     f"{full_name}: {len(cases)} cases (mined in {mined:.0f} s)",
                     file=sys.stderr,
                 )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
-    report(rows, timings, args.embedder)
+    if args.dump:
+        args.dump.write_text(json.dumps(dumped))
+    report(rows, runner.timings, args.embedder)
 
 
-def report(rows: list[dict[str, object]], timings: list[float], embedder: str) -> None:
+def report(rows: list[dict[str, object]], timings: dict[str, list[float]], embedder: str) -> None:
+    from bench.retrieval_runner import percentile, retrievers
+
     metrics = [f"R@{b}" for b in BUDGETS] + ["R@10", "MRR", "R@4000 any part"]
     cases = len({r["commit"] for r in rows})
     print(f"\n{cases} cases, embedder {embedder}\n")
@@ -296,9 +281,12 @@ def report(rows: list[dict[str, object]], timings: list[float], embedder: str) -
     for r in rows:
         groups[(str(r["retriever"]), "all")].append(r)
         groups[(str(r["retriever"]), str(r["language"]))].append(r)
-    order = [*RETRIEVERS, "BM25"]
+    order = [*retrievers(), "BM25"]
     for retriever in order:
-        for scope in ("all", "python", "go", "typescript"):
+        scopes = ("all", "python", "go", "typescript")
+        if retriever not in {"reviewbot", "BM25"}:
+            scopes = ("all",)
+        for scope in scopes:
             group = groups.get((retriever, scope), [])
             if group:
                 means = [statistics.mean(float(g[m]) for g in group) for m in metrics]  # type: ignore[arg-type]
@@ -316,12 +304,12 @@ def report(rows: list[dict[str, object]], timings: list[float], embedder: str) -
             f" with enough candidates): median {statistics.median(fills):.3f},"
             f" p10 {fills[len(fills) // 10]:.3f}"
         )
-    if timings:
-        print(
-            f"\nretrieval per case (reviewbot, all signals): median "
-            f"{statistics.median(timings) * 1000:.0f} ms, p90 "
-            f"{sorted(timings)[int(len(timings) * 0.9)] * 1000:.0f} ms"
-        )
+    for name, values in timings.items():
+        if values:
+            print(
+                f"\n{name} per case: median {statistics.median(values) * 1000:.1f} ms,"
+                f" p90 {percentile(values, 0.9) * 1000:.1f} ms"
+            )
 
 
 if __name__ == "__main__":

@@ -86,6 +86,7 @@ class Definition:
     name: str
     start: int  # 1-based, the definition's own first line
     end: int
+    kind: str = ""  # its syntax node type
 
 
 @dataclass
@@ -101,7 +102,11 @@ class Case:
 
 def git(git_dir: str, *args: str) -> str:
     return subprocess.run(
-        ["git", "--git-dir", git_dir, *args], check=True, capture_output=True, text=True
+        ["git", "--git-dir", git_dir, *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        errors="replace",
     ).stdout
 
 
@@ -145,7 +150,9 @@ def parse(lang: str, path: str, data: bytes) -> ParsedFile:
             name = _name(node.child_by_field_name(spec.definitions[node.type]))
             if name:
                 defs.append(
-                    Definition(path, name, node.start_point.row + 1, node.end_point.row + 1)
+                    Definition(
+                        path, name, node.start_point.row + 1, node.end_point.row + 1, node.type
+                    )
                 )
         elif node.type in spec.calls:
             callee = node.child_by_field_name(spec.calls[node.type])
@@ -194,7 +201,7 @@ class Snapshot:
         for path, blob in wanted:
             parsed = self._cache[blob]
             self.files[path] = ParsedFile(
-                [Definition(path, d.name, d.start, d.end) for d in parsed.definitions],
+                [Definition(path, d.name, d.start, d.end, d.kind) for d in parsed.definitions],
                 parsed.calls,
             )
         self.by_name: dict[str, list[Definition]] = defaultdict(list)

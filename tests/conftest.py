@@ -157,6 +157,8 @@ def github(tmp_path: Path, app_key: tuple[str, str]) -> Iterator[FakeGitHub]:
     with running_fake_github(repo, GITHUB_REPO, GITHUB_APP_ID, app_key[1]) as fake:
         fake.pulls[7] = PullState(7, base, head)
         yield fake
+    # every body the bot sent is one GitHub's OpenAPI description accepts
+    assert fake.refused == [], fake.refused
 
 
 @pytest.fixture

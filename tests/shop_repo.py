@@ -90,3 +90,22 @@ def review_reply(body: dict[str, Any]) -> str:
             ],
         }
     )
+
+
+#: What the fake model answers to a question about the shop repository.
+ANSWER = (
+    "The coupon is applied in shop/checkout.py:7, which calls `shop/pricing.py:4-6` with a"
+    " fraction. cc @org/team <img src=x onerror=alert(1)>"
+)
+
+
+def answering_model(body: dict[str, Any]) -> str:
+    """The fake model: answers for questions, reviews and summaries otherwise."""
+    if "answering a question" in body["messages"][0]["content"]:
+        return ANSWER
+    return review_reply(body)
+
+
+def answers_posted(comments: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The bot's answers among a PR's comments."""
+    return [c for c in comments if "reviewbot:answer=" in c["body"]]

@@ -58,9 +58,14 @@ class Repository(Base):
     last_indexed_commit: Mapped[str | None] = mapped_column(String(64))
     # the chunk count its words were counted at (repository_words; 0: not counted)
     words_counted_at: Mapped[int] = mapped_column(Integer, server_default="0")
+    # for BM25 (app/retrieval/signals.py): chunks, and their average distinct words
+    search_chunks: Mapped[int] = mapped_column(Integer, server_default="0")
+    search_avg_words: Mapped[float] = mapped_column(Float, server_default="0")
     # embedded chunks at which a vector index was built and did no better than a scan
     # (app/db/vector_index.py; 0: never): searched exactly until it doubles
     vector_index_declined_rows: Mapped[int] = mapped_column(Integer, server_default="0")
+    # the newest commit whose history is in history_commits (app/indexing/history.py)
+    history_commit: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now(), nullable=False
@@ -118,6 +123,61 @@ class ChunkLink(Base):
     qualifier: Mapped[str | None] = mapped_column(Text)
     confidence: Mapped[float] = mapped_column(Float)
     kind: Mapped[str] = mapped_column(String(8), server_default="use")  # use|type|import
+
+
+class HistoryCommit(Base):
+    """A commit of the default branch's first-parent line, as the co-change signal
+    weighs it: when, and how many functions it changed."""
+
+    __tablename__ = "history_commits"
+    __table_args__ = (
+        UniqueConstraint("repository_id", "sha"),
+        Index("ix_history_commits_repository_id_committed_at", "repository_id", "committed_at"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    repository_id: Mapped[int] = mapped_column(ForeignKey("repositories.id", ondelete="CASCADE"))
+    sha: Mapped[str] = mapped_column(String(64))
+    committed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    symbols: Mapped[int] = mapped_column(Integer)
+    #: how much the commit counts (recency, and fewer definitions changed: more)
+    weight: Mapped[float] = mapped_column(Float)
+
+
+class HistoryChange(Base):
+    """A file a history commit changed (``qualified_name`` ''), or a definition in it."""
+
+    __tablename__ = "history_changes"
+    __table_args__ = (
+        Index(
+            "ix_history_changes_repository_id_file_path_qualified_name",
+            "repository_id",
+            "file_path",
+            "qualified_name",
+        ),
+        Index("ix_history_changes_commit_id", "commit_id"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    commit_id: Mapped[int] = mapped_column(ForeignKey("history_commits.id", ondelete="CASCADE"))
+    repository_id: Mapped[int] = mapped_column(BigInteger)
+    file_path: Mapped[str] = mapped_column(Text)
+    qualified_name: Mapped[str] = mapped_column(Text)
+
+
+class HistorySymbol(Base):
+    """A file ('' name) or definition's summed commit weight and commit count, over the
+    history kept: what the co-change score divides by."""
+
+    __tablename__ = "history_symbols"
+
+    repository_id: Mapped[int] = mapped_column(
+        ForeignKey("repositories.id", ondelete="CASCADE"), primary_key=True
+    )
+    file_path: Mapped[str] = mapped_column(Text, primary_key=True)
+    qualified_name: Mapped[str] = mapped_column(Text, primary_key=True)
+    weight: Mapped[float] = mapped_column(Float)
+    commits: Mapped[int] = mapped_column(Integer)
 
 
 class CodeChunk(Base):
@@ -356,6 +416,23 @@ class ModelUsage(Base):
     calls: Mapped[int] = mapped_column(BigInteger, server_default="0")
     input_tokens: Mapped[int] = mapped_column(BigInteger, server_default="0")
     output_tokens: Mapped[int] = mapped_column(BigInteger, server_default="0")
+
+
+class PrUsage(Base):
+    """Model tokens spent on one pull request (reviews, answers, descriptions), and the
+    budget note last posted on it (``kind:period``), so it is posted once."""
+
+    __tablename__ = "pr_usage"
+
+    repository_id: Mapped[int] = mapped_column(
+        ForeignKey("repositories.id", ondelete="CASCADE"), primary_key=True
+    )
+    pr_number: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tokens: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    budget_note: Mapped[str | None] = mapped_column(Text)
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), nullable=False
+    )
 
 
 class AdminSession(Base):

@@ -29,10 +29,13 @@ RECOUNT_CHANGE = 0.1
 @dataclass(frozen=True)
 class WordCounts:
     """Chunks per word, for the words asked about, as counted at ``total`` chunks (0: not
-    counted, the repository is small)."""
+    counted, the repository is small); and, for BM25, the repository's chunks and their
+    average number of distinct words, as of its last index run."""
 
     total: int = 0
     counts: Mapping[str, int] = field(default_factory=dict)
+    documents: int = 0
+    average_length: float = 0.0
 
     def chunks(self, word: str) -> int:
         return self.counts.get(word, STORED_MIN)
@@ -50,9 +53,19 @@ def needs_count(total: int, counted_at: int) -> bool:
 
 def refresh_word_counts(conn: Connection, repo_id: int, total: int) -> None:
     """Count the repository's words again if its size moved enough."""
-    counted_at = conn.execute(
-        text("SELECT words_counted_at FROM repositories WHERE id = :r"), {"r": repo_id}
-    ).scalar_one()
+    counted_at, documents = conn.execute(
+        text("SELECT words_counted_at, search_chunks FROM repositories WHERE id = :r"),
+        {"r": repo_id},
+    ).one()
+    if documents != total and (total < MIN_CHUNKS or needs_count(total, counted_at)):
+        conn.execute(
+            text(
+                "UPDATE repositories SET search_chunks = :t, search_avg_words = coalesce("
+                " (SELECT avg(length(search_tsv)) FROM code_chunks WHERE repository_id = :r),"
+                " 0) WHERE id = :r"
+            ),
+            {"t": total, "r": repo_id},
+        )
     if not needs_count(total, counted_at):
         return
     conn.execute(text("DELETE FROM repository_words WHERE repository_id = :r"), {"r": repo_id})
@@ -75,12 +88,14 @@ def word_counts(conn: Connection, repo_id: int, words: Collection[str]) -> WordC
     """The counts of ``words`` in the repository's chunks, in one statement."""
     rows = conn.execute(
         text(
-            "SELECT r.words_counted_at, w.word, w.chunks FROM repositories r"
-            " LEFT JOIN repository_words w ON w.repository_id = r.id"
+            "SELECT r.words_counted_at, r.search_chunks, r.search_avg_words, w.word, w.chunks"
+            " FROM repositories r LEFT JOIN repository_words w ON w.repository_id = r.id"
             " AND w.word = ANY(CAST(:w AS text[])) WHERE r.id = :r"
         ),
         {"r": repo_id, "w": sorted(words)},
     ).all()
-    if not rows or not rows[0][0]:
+    if not rows:
         return NOT_COUNTED
-    return WordCounts(rows[0][0], {word: n for _, word, n in rows if word is not None})
+    counted_at, documents, average = rows[0][:3]
+    counts = {word: n for *_, word, n in rows if word is not None} if counted_at else {}
+    return WordCounts(counted_at, counts, documents, float(average))

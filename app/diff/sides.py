@@ -14,19 +14,28 @@ from app.git import GitError, LocalRepo
 from app.indexing.indexed_files import indexed_file_reader
 
 
-def indexed_sides(engine: Engine, repo: str, diffs: list[FileDiff]) -> SourceReader:
-    """Old side as indexed; new side = old side with the diff's hunks applied."""
+def indexed_sides(
+    engine: Engine, repo: str, diffs: list[FileDiff]
+) -> tuple[SourceReader, list[str]]:
+    """Old side as indexed; new side = old side with the diff's hunks applied. A file the
+    diff changes but the index does not hold (a lock file, data, a skipped path) has
+    neither side: it is left out, and named in the second value, which fills as the
+    files are read."""
     indexed = indexed_file_reader(engine, repo)
     by_path = {d.path: d for d in diffs}
+    skipped: list[str] = []
 
     def read(path: str, side: str) -> bytes | None:
         if side == "old":
             return indexed(path)
         changed = by_path[path]
         old = None if changed.status == "added" else indexed(changed.old_path)
+        if old is None and changed.status != "added":
+            skipped.append(changed.path)
+            return None
         return apply_hunks(old, changed)
 
-    return read
+    return read, skipped
 
 
 def work_tree_sides(root: Path, base: str) -> SourceReader:

@@ -21,17 +21,19 @@ from app.db.queries.conversations import (
     questions_last_hour,
     start_conversation,
 )
-from app.db.queries.usage import record_usage
 from app.diff.parse import parse_diff
+from app.flows.budget import over_budget, spend
 from app.flows.review import ensure_indexed, locked_repository, repository_review_config
 from app.github.client import PullRequest, RepoApi, permalinks
 from app.indexing.embedder import select_embedder
-from app.indexing.store import find_repository
 from app.llm.client import make_openai_client
 from app.llm.pacing import Deadline
+from app.llm.prices import model_prices
 from app.llm.tokens import token_counter
 from app.logs import kv
 from app.retrieval.retrieve import retrieve_for_question
+from app.review.budget import cost_line
+from app.review.config import ReviewConfig
 from app.review.conversation import (
     Question,
     answer_markdown,
@@ -62,6 +64,9 @@ def answer_question(
     if run.settings.ask_limit_per_hour == 0:
         return "off"
     api = RepoApi(run.github.installation(installation_id), repo)
+    config = repository_review_config(api, pr_number)
+    if over_budget(run, api, repo, installation_id, pr_number, config):
+        return "over budget"
     asked = _Asked(run, repo, installation_id, pr_number, "ask", comment_id)
     state = asked.admit(api, user, lambda body: api.comment(pr_number, body))
     if state != "go":
@@ -70,7 +75,8 @@ def answer_question(
         return "reconciled"
     api.react(comment_id, "eyes")
     pr = api.pull(pr_number)
-    body = _answer(run, api, repo, pr, Question(question, str(user)), question, comment_id)
+    question_ = Question(question, str(user))
+    body = _answer(run, api, repo, pr, config, question_, question, comment_id)
     return asked.deliver(body, lambda body: api.comment(pr_number, body))
 
 
@@ -91,6 +97,9 @@ def answer_reply(
     parent = api.review_comment(parent_id)
     if parent is None or finding_of(parent.get("body") or "") is None:
         return "not ours"
+    config = repository_review_config(api, pr_number)
+    if over_budget(run, api, repo, installation_id, pr_number, config):
+        return "over budget"
 
     def post(body: str) -> int:
         return api.reply(pr_number, parent_id, body)
@@ -116,7 +125,7 @@ def answer_reply(
     )
     pr = api.pull(pr_number)
     query = f"{title_of(parent['body'])} {said}"
-    return asked.deliver(_answer(run, api, repo, pr, question, query, comment_id), post)
+    return asked.deliver(_answer(run, api, repo, pr, config, question, query, comment_id), post)
 
 
 @dataclass
@@ -175,6 +184,7 @@ def _answer(
     api: RepoApi,
     repo: str,
     pr: PullRequest,
+    config: ReviewConfig,
     question: Question,
     query: str,
     question_id: int,
@@ -184,7 +194,6 @@ def _answer(
     if not run.settings.llm_configured:
         log.warning(kv("answer.skipped", repo=repo, pr=pr.number, reason="no LLM configured"))
         return None
-    config = repository_review_config(api, pr.number)
     ensure_indexed(run, api, repo, pr.base_sha)
     diffs = [d for d in parse_diff(api.pull_diff(pr.number)) if not config.excluded(d.path)]
     counter = token_counter()
@@ -200,13 +209,12 @@ def _answer(
         run.settings.answer_max_tokens,
         Deadline(run.settings.llm_job_budget_seconds),
     )
-    with run.engine.begin() as conn:
-        repo_id = find_repository(conn, repo)
-        if repo_id is not None:
-            tokens = (answer.prompt_tokens, answer.completion_tokens)
-            record_usage(conn, repo_id, "answer", run.settings.review_model, 1, *tokens)
+    model = run.settings.review_model
+    tokens = (answer.prompt_tokens, answer.completion_tokens)
+    spend(run, repo, pr.number, "answer", model, 1, *tokens)
+    cost = cost_line(model, *tokens, model_prices(run.settings))
     link = permalinks(run.settings.github_api_url, repo, pr.head_sha)
-    return answer_markdown(answer.text, context, [d.path for d in diffs], link, question_id)
+    return answer_markdown(answer.text, context, [d.path for d in diffs], link, question_id, cost)
 
 
 def _claim(

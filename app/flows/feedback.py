@@ -7,6 +7,7 @@ import logging
 from typing import Any
 
 from app.db.queries.review_feedback import FeedbackRow, record_feedback
+from app.flows.findings import count_thumbs, posted_findings
 from app.github.client import RepoApi
 from app.indexing.store import repository_id
 from app.logs import kv
@@ -19,15 +20,10 @@ log = logging.getLogger(__name__)
 def collect_feedback(run: Runtime, repo: str, installation_id: int, pr_number: int) -> int:
     """Record feedback on each of the bot's comments on the PR; returns how many."""
     api = RepoApi(run.github.installation(installation_id), repo)
-    ours = [
-        c
-        for c in api.review_comments(pr_number)
-        if "in_reply_to_id" not in c and finding_of(str(c.get("body") or ""))
-    ]
+    ours = posted_findings(api, pr_number)
     if not ours:
         return 0
-    resolved = api.resolved_threads(pr_number)
-    rows = [_row(api, pr_number, c, c["id"] in resolved) for c in ours]
+    rows = [_row(api, pr_number, f.comment, bool(f.thread and f.thread.resolved)) for f in ours]
     with run.engine.begin() as conn:
         record_feedback(conn, repository_id(conn, repo, installation_id=installation_id), rows)
     verdicts = [r.verdict for r in rows]
@@ -45,12 +41,7 @@ def collect_feedback(run: Runtime, repo: str, installation_id: int, pr_number: i
 
 def _row(api: RepoApi, pr_number: int, comment: dict[str, Any], resolved: bool) -> FeedbackRow:
     body = str(comment.get("body") or "")
-    people = [
-        r.get("content")
-        for r in api.review_comment_reactions(comment["id"])
-        if (r.get("user") or {}).get("type") != "Bot"
-    ]
-    up, down = people.count("+1"), people.count("-1")
+    up, down = count_thumbs(api.review_comment_reactions(comment["id"]))
     return FeedbackRow(
         pr_number=pr_number,
         comment_id=int(comment["id"]),

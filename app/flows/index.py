@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import shutil
+import tempfile
 from typing import Any
 
+from app.db.queries.history import newest_mined
 from app.db.queries.repositories import delete_repository, index_state
-from app.github.client import RepoApi
+from app.git import GitError
+from app.github.client import GitHubError, RepoApi, web_url
+from app.github.git_fetch import clone_path, fetch_branch
 from app.indexing.archive import TarballSource, archive_limits
 from app.indexing.changed_files import ChangedFilesSource
 from app.indexing.embedder import select_embedder
+from app.indexing.history import HistoryLimits, mine_history
 from app.indexing.indexer import Indexer, IndexOptions, IndexReport
 from app.indexing.links import LINK_VERSION
+from app.indexing.report import IndexBusy
 from app.indexing.source_tree import CONFIG_FILE, FileSource
 from app.indexing.store import repository_id
 from app.indexing.summarizer import select_summarizer
@@ -31,13 +39,15 @@ def index_at(run: Runtime, api: RepoApi, repo: str, ref: str, full: bool = False
     Either way unchanged content costs a hash at most; only changed content is chunked,
     summarised and embedded. ``.reviewbot.toml`` is read from the same ref."""
     source: FileSource | None = None if full else changes_since(run, api, repo, ref)
-    if source is None:
-        source = TarballSource(
-            f"{repo}@{ref}",
-            api.tarball(ref),
-            api.content(CONFIG_FILE, ref),
-            archive_limits(run.settings),
-        )
+    with tempfile.TemporaryFile(prefix="tarball-") as spool:
+        if source is None:  # the tarball, spooled to disk as it downloads: never in memory
+            limits = archive_limits(run.settings)
+            api.download_tarball(ref, spool, limits.max_total_bytes)
+            source = TarballSource(f"{repo}@{ref}", spool, api.content(CONFIG_FILE, ref), limits)
+        return _index(run, repo, ref, source)
+
+
+def _index(run: Runtime, repo: str, ref: str, source: FileSource) -> IndexReport:
     report = Indexer(
         run.engine,
         repo,
@@ -117,16 +127,47 @@ def changed_paths(files: list[dict[str, Any]], undo: bool = False) -> tuple[list
 
 def index_repository(run: Runtime, repo: str, installation_id: int, full: bool) -> IndexReport:
     """The default branch's head. Unchanged files cost nothing (content hashes), so a push
-    re-chunks, re-summarises and re-embeds only what it changed."""
+    re-chunks, re-summarises and re-embeds only what it changed. Then its history."""
     api = RepoApi(run.github.installation(installation_id), repo)
     branch = api.default_branch()
     with run.engine.begin() as conn:
         repository_id(conn, repo, installation_id=installation_id, default_branch=branch)
-    return index_at(run, api, repo, branch, full=full)
+    report = index_at(run, api, repo, branch, full=full)
+    update_history(run, repo, installation_id, branch)
+    return report
+
+
+def update_history(run: Runtime, repo: str, installation_id: int, branch: str) -> None:
+    """Fetch the default branch's new commits (a bare shallow clone under the data
+    directory, made on first use) and mine them for the co-change signal. History is an
+    extra: when it cannot be had, the index stands and the next push tries again."""
+    settings = run.settings
+    if settings.history_days <= 0:
+        return
+    try:
+        token = run.github.installation_token(installation_id)
+        with run.engine.begin() as conn:
+            newest = newest_mined(conn, repo)
+        clone, head = fetch_branch(
+            web_url(settings.github_api_url),
+            repo,
+            branch,
+            token,
+            clone_path(settings.data_dir, repo),
+            days=settings.history_days,
+            back_to=newest,
+        )
+        mine_history(
+            run.engine, repo, clone, head, HistoryLimits(max_commits=settings.history_max_commits)
+        )
+    except (GitError, GitHubError, IndexBusy) as exc:
+        log.warning(kv("history.skipped", repo=repo, error=exc))
 
 
 def purge_repository(run: Runtime, repo: str) -> None:
     """Forget a repository: its rows (files, chunks, reviews, index runs, by cascade)."""
     with run.engine.begin() as conn:
         delete_repository(conn, repo)
+    with contextlib.suppress(GitError):  # a name that was never a clone's
+        shutil.rmtree(clone_path(run.settings.data_dir, repo), ignore_errors=True)
     log.info(kv("repository.purged", repo=repo))

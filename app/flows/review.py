@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Connection
@@ -29,16 +29,24 @@ from app.db.queries.reviews import (
 from app.db.queries.usage import record_usage
 from app.diff.parse import parse_diff
 from app.errors import ConfigError
+from app.flows.budget import over_budget as budget_spent
+from app.flows.budget import spend
+from app.flows.findings import gate_findings, posted_findings
 from app.flows.index import index_at
+from app.flows.threads import resolve_fixed_threads
 from app.github.client import GitHubError, PullRequest, RepoApi, permalinks
 from app.indexing.embedder import select_embedder
 from app.indexing.source_tree import CONFIG_FILE
 from app.indexing.store import repository_id
 from app.llm.client import make_openai_client
+from app.llm.fences import fence_for
+from app.llm.prices import model_prices
 from app.logs import kv
+from app.review.budget import cost_line
 from app.review.comments import ReviewComment
-from app.review.config import ReviewConfig, parse_review_config
-from app.review.feedback import Rejected, finding_marker
+from app.review.config import SEVERITY_ORDER, ReviewConfig, parse_review_config
+from app.review.feedback import Rejected, finding_marker, finding_of, findings_in
+from app.review.gate import gate_outcome
 from app.review.markdown import inert, link_citations
 from app.review.model import ReviewFormatError
 from app.review.pipeline import (
@@ -48,10 +56,10 @@ from app.review.pipeline import (
     run_review,
     summary_markdown,
 )
+from app.review.triggers import PullFacts, skip_reason
 from app.runtime import Runtime
 
 log = logging.getLogger(__name__)
-WRITE_PERMISSIONS = {"admin", "maintain", "write"}
 
 
 def marker(head_sha: str) -> str:
@@ -65,9 +73,12 @@ def review_pull_request(
     pr_number: int,
     *,
     full: bool = False,
+    over_budget: bool = False,
     job_id: int | None = None,
 ) -> str:
-    """Review the PR's current head; returns what happened (for logs and tests)."""
+    """Review the PR's current head; returns what happened (for logs and tests).
+    ``full``: a ``/review``, whatever the trigger filters say; ``over_budget``: by an
+    admin, whatever the budgets say."""
     api = RepoApi(run.github.installation(installation_id), repo)
     pr = api.pull(pr_number)
     if pr.state != "open":
@@ -79,15 +90,26 @@ def review_pull_request(
         drafts = run.settings.review_drafts if config.drafts is None else config.drafts
         if pr.draft and not drafts:
             return "draft"
+        facts = PullFacts(pr.author, pr.labels, pr.base_ref, pr.head_ref, pr.title)
+        reason = skip_reason(facts, config, run.settings)
+        if reason is not None:
+            log.info(kv("review.filtered", repo=repo, pr=pr_number, reason=reason))
+            return "filtered"
+    if not over_budget and budget_spent(run, api, repo, installation_id, pr_number, config):
+        return "over budget"
     repo_id, previous_head, posted = _claim(
         run, repo, installation_id, pr_number, pr.head_sha, pr.base_sha, full
     )
     if repo_id is None:
         return "already reviewed"
-    if _already_on_github(api, pr_number, pr.head_sha):
-        _finish(run, repo_id, pr_number, pr.head_sha, "posted")
+    found = already_on_github(api, pr_number, pr.head_sha)
+    if found is not None:  # posted by an attempt that did not live to record it
+        review_id, fingerprints = found
+        _finish(run, repo_id, pr_number, pr.head_sha, "posted", review_id, fingerprints)
         return "reconciled"
-    check = api.start_check(pr.head_sha) if run.settings.github_check_runs else None
+    gate = config.gate or run.settings.review_gate
+    checked = run.settings.github_check_runs or gate != "off"
+    check = api.start_check(pr.head_sha) if checked else None
     try:
         outcome, summary = _review(
             run, api, repo, repo_id, pr, previous_head, posted, full, job_id, config
@@ -102,8 +124,22 @@ def review_pull_request(
             api.finish_check(check, "neutral", "Review failed", "The review will be retried.")
         raise
     if check is not None:
-        api.finish_check(check, "neutral", f"reviewbot: {outcome}", summary)
+        _finish_check(api, check, pr_number, gate, outcome, summary)
     return outcome
+
+
+def _finish_check(
+    api: RepoApi, check: int, pr_number: int, gate: str, outcome: str, summary: str
+) -> None:
+    """The check run's conclusion: the merge gate's when a review was written (counting
+    every open finding of the bot on the PR), else neutral with what happened."""
+    if outcome != "posted" or gate == "off":
+        api.finish_check(check, "neutral", f"reviewbot: {outcome}", summary)
+        return
+    bar = {s for s in SEVERITY_ORDER if SEVERITY_ORDER.index(s) >= SEVERITY_ORDER.index(gate)}
+    findings = gate_findings(api, posted_findings(api, pr_number), bar)
+    conclusion, title, said = gate_outcome(gate, findings)
+    api.finish_check(check, conclusion, title, f"{said}\n\n{summary}")
 
 
 def _review(
@@ -118,10 +154,17 @@ def _review(
     job_id: int | None,
     config: ReviewConfig,
 ) -> tuple[str, str]:
-    """Index if needed, build and post the review; returns (outcome, summary)."""
+    """Index if needed, build and post the review, then (after a push) resolve the
+    threads the push fixed; returns (outcome, summary)."""
     pr_number = pr.number
+    llm = make_openai_client(run.settings) if run.settings.llm_configured else None
+    if llm is None:  # nothing can be written: no retrieval, no index for it
+        log.warning(kv("review.skipped", repo=repo, pr=pr_number, reason="no LLM configured"))
+        _finish(run, repo_id, pr_number, pr.head_sha, "skipped")
+        return "no model", "No LLM is configured, so no review was written."
     ensure_indexed(run, api, repo, pr.base_sha)
     # After a push, review only the commits since the last reviewed head.
+    incremental = previous_head is not None and not full
     if previous_head is not None and not full:
         old_ref, diff = previous_head, api.compare_diff(previous_head, pr.head_sha)
     else:
@@ -131,7 +174,6 @@ def _review(
     def read(path: str, side: str) -> bytes | None:
         return api.content(path, pr.head_sha if side == "new" else old_ref)
 
-    llm = make_openai_client(run.settings) if run.settings.llm_configured else None
     embedder = select_embedder(run.settings)
     prepared = prepare_review(
         run.engine,
@@ -145,22 +187,21 @@ def _review(
         llm=llm,
         config=config,
     )
-    if llm is None:
-        log.warning(kv("review.skipped", repo=repo, pr=pr_number, reason="no LLM configured"))
-        _finish(run, repo_id, pr_number, pr.head_sha, "skipped")
-        return "no model", "No LLM is configured, so no review was written."
-    queried = prepared.context.embedding_usage
+    queried = [part.context.embedding_usage for part in prepared.parts]
     with run.engine.begin() as conn:  # the query vectors are paid for even if the review fails
-        record_usage(conn, repo_id, "embedding", embedder.model, queried.calls, queried.tokens)
+        calls, tokens = sum(q.calls for q in queried), sum(q.tokens for q in queried)
+        record_usage(conn, repo_id, "embedding", embedder.model, calls, tokens)
         rejected = Rejected.of(rejected_findings(conn, repo_id))
     result = run_review(llm, prepared, run.settings, already_posted=posted, rejected=rejected)
-    _record_model_use(run, repo_id, pr_number, pr.head_sha, result)
+    _record_model_use(run, repo, repo_id, pr_number, pr.head_sha, result)
     # the context's lines are those of the commit the index holds
     with run.engine.connect() as conn:
         indexed = indexed_commit(conn, repo) or pr.base_sha
     link = permalinks(run.settings.github_api_url, repo, indexed)
-    review_id, comments = _post(api, pr_number, pr.head_sha, result, prepared, link)
-    _finish(run, repo_id, pr_number, pr.head_sha, "posted", review_id, comments)
+    prices = model_prices(run.settings)
+    review_id, comments = _post(api, pr_number, pr.head_sha, result, prepared, link, prices)
+    fingerprints = [c.fingerprint for c in comments]
+    _finish(run, repo_id, pr_number, pr.head_sha, "posted", review_id, fingerprints)
     log.info(
         kv(
             "review.posted",
@@ -169,8 +210,15 @@ def _review(
             head=pr.head_sha,
             job_id=job_id,
             comments=len(comments),
+            calls=result.calls,
         )
     )
+    if incremental:
+        fixed = resolve_fixed_threads(api, pr_number, pr.head_sha, llm, run.settings)
+        model = run.settings.review_model
+        spend(
+            run, repo, pr_number, "review", model, 0, fixed.prompt_tokens, fixed.completion_tokens
+        )
     return "posted", f"{len(comments)} inline comment(s).\n\n{result.summary}"
 
 
@@ -220,8 +268,21 @@ def locked_repository(conn: Connection, repo: str, installation_id: int, key: st
     return repo_id
 
 
-def _already_on_github(api: RepoApi, pr_number: int, head: str) -> bool:
-    return any(marker(head) in (r.get("body") or "") for r in api.reviews(pr_number))
+def already_on_github(api: RepoApi, pr_number: int, head: str) -> tuple[int, list[str]] | None:
+    """The review of ``head`` GitHub already has (its marker), with the fingerprints of
+    its findings (its inline comments', or those moved into its body), or None."""
+    for review in api.reviews(pr_number):
+        body = review.get("body") or ""
+        if marker(head) not in body:
+            continue
+        review_id = int(review["id"])
+        inline = [
+            finding_of(c.get("body") or "")
+            for c in api.review_comments(pr_number)
+            if c.get("pull_request_review_id") == review_id
+        ]
+        return review_id, [f for f in [*inline, *findings_in(body)] if f]
+    return None
 
 
 def ensure_indexed(run: Runtime, api: RepoApi, repo: str, ref: str) -> None:
@@ -239,10 +300,18 @@ def _post(
     result: ReviewResult,
     prepared: PreparedReview,
     permalink: Callable[[str, int, int], str],
+    prices: Mapping[str, tuple[float, float]],
 ) -> tuple[int, list[ReviewComment]]:
     """Post one review; if GitHub refuses the inline comments (422), post them in the body."""
-    body = summary_markdown(result, prepared, permalink) + "\n\n" + marker(head)
-    context_paths = {c.file_path for c in prepared.context.context}
+    cost = cost_line(
+        result.model, result.prompt_tokens, result.completion_tokens, prices, result.calls
+    )
+    body = (
+        summary_markdown(result, prepared, permalink)
+        + f"\n\n<sub>This review: {cost}</sub>\n\n"
+        + marker(head)
+    )
+    context_paths = {c.file_path for c in prepared.context_used}
     comments = [
         inline_comment(c, lambda text: link_citations(text, context_paths, permalink))
         for c in result.comments
@@ -253,7 +322,9 @@ def _post(
         if exc.status != 422:
             raise
     moved = "\n".join(
-        f"- `{c.path}:{c.line}` **{inert(c.title)}**: {inert(c.body)}" for c in result.comments
+        f"- `{c.path}:{c.line}` **{inert(c.title)}**: {inert(c.body)}"
+        f" {finding_marker(c.fingerprint)}"
+        for c in result.comments
     )
     fallback = body.replace(marker(head), f"**Comments**\n{moved}\n\n{marker(head)}")
     log.warning(kv("review.inline_refused", pr=pr_number, comments=len(comments)))
@@ -267,9 +338,26 @@ def inline_comment(
     elsewhere it cites; its marker lets feedback find it later."""
     body = f"**{comment.severity}: {inert(comment.title)}**\n\n{cite(inert(comment.body))}"
     if comment.suggestion:
-        body += f"\n\n```suggestion\n{comment.suggestion}\n```"
+        body += f"\n\n{fenced(comment.suggestion, 'suggestion')}"
+    if comment.code:
+        body += "\n\nA possible fix (the lines it replaces are not all in the diff):\n\n"
+        body += fenced(comment.code)
     body += f"\n\n{finding_marker(comment.fingerprint)}"
-    return {"path": comment.path, "line": comment.line, "side": comment.side, "body": body}
+    posted: dict[str, Any] = {
+        "path": comment.path,
+        "line": comment.line,
+        "side": comment.side,
+        "body": body,
+    }
+    if comment.start_line is not None:
+        posted.update(start_line=comment.start_line, start_side="RIGHT")
+    return posted
+
+
+def fenced(code: str, info: str = "") -> str:
+    """``code`` in a fence longer than any backtick run inside it."""
+    fence = fence_for(code)
+    return f"{fence}{info}\n{code}\n{fence}"
 
 
 def _finish(
@@ -279,43 +367,20 @@ def _finish(
     head: str,
     status: str,
     review_id: int | None = None,
-    comments: Sequence[ReviewComment] = (),
+    fingerprints: Sequence[str] = (),
 ) -> None:
     """Record how the review of ``head`` ended and what it posted."""
     with run.engine.begin() as conn:
-        fingerprints = [c.fingerprint for c in comments]
-        finish_review(conn, repo_id, pr_number, head, status, review_id, fingerprints)
+        finish_review(conn, repo_id, pr_number, head, status, review_id, list(fingerprints))
 
 
 def _record_model_use(
-    run: Runtime, repo_id: int, pr_number: int, head: str, result: ReviewResult
+    run: Runtime, repo: str, repo_id: int, pr_number: int, head: str, result: ReviewResult
 ) -> None:
-    """Add the review model's tokens to the review of ``head`` and to the day's usage, as
-    soon as the model answered: an attempt that then fails to post has still paid."""
+    """Add the review model's tokens to the review of ``head``, to the day's usage and
+    to the PR's total, as soon as the model answered: an attempt that then fails to post
+    has still paid."""
     tokens = (result.prompt_tokens, result.completion_tokens)
     with run.engine.begin() as conn:
         add_review_tokens(conn, repo_id, pr_number, head, result.model, *tokens)
-        record_usage(conn, repo_id, "review", result.model, 1, *tokens)
-
-
-def run_command(
-    run: Runtime,
-    repo: str,
-    installation_id: int,
-    pr_number: int,
-    command: str,
-    user: str | None,
-    comment_id: int | None,
-) -> str:
-    """``/review`` or ``/reindex`` from a PR comment, for users with write access."""
-    api = RepoApi(run.github.installation(installation_id), repo)
-    if not user or api.permission(user) not in WRITE_PERMISSIONS:
-        return "refused"
-    if comment_id is not None:
-        api.react(comment_id, "eyes")
-    if command == "review":
-        return review_pull_request(run, repo, installation_id, pr_number, full=True)
-    from app.flows.index import index_repository
-
-    index_repository(run, repo, installation_id, full=True)
-    return "reindexed"
+    spend(run, repo, pr_number, "review", result.model, result.calls, *tokens)

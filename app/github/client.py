@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 from urllib.parse import quote
 
 import httpx
@@ -17,11 +17,13 @@ from githubkit import AppAuthStrategy, GitHub
 from githubkit.cache import MemCacheStrategy
 from githubkit.exception import GitHubException, GraphQLFailed, RequestFailed
 from githubkit.retry import RETRY_SERVER_ERROR, RetryOption, RetryRateLimit
+from pydantic import SecretStr
 
 from app.config import Settings
 from app.errors import ConfigError, ReviewbotError
 
 TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+CHUNK_BYTES = 64 * 1024
 DIFF = {"Accept": "application/vnd.github.diff"}
 RAW = {"Accept": "application/vnd.github.raw+json"}
 SHA = {"Accept": "application/vnd.github.sha"}
@@ -33,12 +35,30 @@ query($owner: String!, $name: String!, $number: Int!, $after: String) {
     pullRequest(number: $number) {
       reviewThreads(first: 100, after: $after) {
         pageInfo { hasNextPage endCursor }
-        nodes { isResolved comments(first: 1) { nodes { databaseId } } }
+        nodes { id isResolved comments(first: 1) { nodes { databaseId } } }
       }
     }
   }
 }
 """
+RESOLVE_MUTATION = """
+mutation($threadId: ID!) {
+  resolveReviewThread(input: {threadId: $threadId}) { thread { id isResolved } }
+}
+"""
+
+
+@dataclass(frozen=True)
+class ReviewThread:
+    """A review thread, known by the id of its first comment (REST's ``databaseId``)."""
+
+    node_id: str  # GraphQL's id, for resolveReviewThread
+    first_comment: int
+    resolved: bool
+
+
+class TarballTooLarge(ReviewbotError):
+    """A repository's tarball is over the archive byte cap."""
 
 
 class GitHubError(ReviewbotError):
@@ -58,6 +78,10 @@ class PullRequest:
     base_sha: str
     draft: bool
     state: str
+    author: str = ""
+    labels: tuple[str, ...] = ()
+    base_ref: str = ""
+    head_ref: str = ""
 
 
 _RATE_LIMIT = RetryRateLimit(max_retry=2)
@@ -179,6 +203,11 @@ class GitHubApp:
             )
         return call(self._app_client, method, path, **kwargs)
 
+    def installation_token(self, installation_id: int) -> SecretStr:
+        """A fresh installation token, for what githubkit does not do (a git fetch)."""
+        data = self.app_call("POST", f"/app/installations/{installation_id}/access_tokens").json()
+        return SecretStr(str(data["token"]))
+
     def installation(self, installation_id: int) -> GitHub[Any]:
         """The client for one installation, made once and reused."""
         if installation_id not in self._clients:
@@ -215,6 +244,10 @@ class RepoApi:
             base_sha=data["base"]["sha"],
             draft=bool(data.get("draft")),
             state=data.get("state") or "open",
+            author=str((data.get("user") or {}).get("login") or ""),
+            labels=tuple(str(label.get("name")) for label in data.get("labels") or []),
+            base_ref=str(data["base"].get("ref") or ""),
+            head_ref=str(data["head"].get("ref") or ""),
         )
 
     def default_branch(self) -> str:
@@ -256,8 +289,25 @@ class RepoApi:
                 return None
             raise
 
-    def tarball(self, ref: str) -> bytes:
-        return self._call("GET", f"/tarball/{ref}").content
+    def download_tarball(self, ref: str, into: IO[bytes], max_bytes: int) -> int:
+        """Stream the tarball of ``ref`` into ``into``, never more than ``max_bytes``
+        (``TarballTooLarge`` past it); returns the bytes written."""
+        response = self._call("GET", f"/tarball/{quote(ref)}", stream=True)
+        written = 0
+        try:
+            for chunk in response.iter_bytes(CHUNK_BYTES):
+                written += len(chunk)
+                if written > max_bytes:
+                    raise TarballTooLarge(
+                        f"the tarball of {self.owner}/{self.name}@{ref} is larger than"
+                        f" {max_bytes} bytes (REVIEWBOT_ARCHIVE_MAX_BYTES); nothing was indexed"
+                    )
+                into.write(chunk)
+        except httpx.HTTPError as exc:
+            raise GitHubError(f"GitHub tarball download failed: {type(exc).__name__}") from None
+        finally:
+            response.close()
+        return written
 
     def create_review(
         self, number: int, commit: str, body: str, comments: list[dict[str, Any]]
@@ -315,34 +365,55 @@ class RepoApi:
     def resolved_threads(self, number: int) -> set[int]:
         """Ids of the first comments of the PR's resolved review threads (GraphQL: REST
         does not say whether a thread is resolved)."""
-        resolved: set[int] = set()
+        return {t.first_comment for t in self.review_threads(number) if t.resolved}
+
+    def review_threads(self, number: int) -> list[ReviewThread]:
+        """The PR's review threads (GraphQL)."""
+        found: list[ReviewThread] = []
         after = None
         for _ in range(30):
             variables = {"owner": self.owner, "name": self.name, "number": number, "after": after}
-            try:
-                data = self.gh.graphql.request(THREADS_QUERY, variables)
-            except RequestFailed as exc:
-                status = exc.response.status_code
-                raise GitHubError(
-                    f"GitHub GraphQL reviewThreads failed with HTTP {status}", status
-                ) from None
-            except GraphQLFailed:  # an answer, with errors: asking again will not help
-                raise GitHubError(
-                    "GitHub GraphQL reviewThreads answered with errors", 400
-                ) from None
-            except (GitHubException, httpx.HTTPError) as exc:
-                raise GitHubError(
-                    f"GitHub GraphQL reviewThreads failed: {type(exc).__name__}"
-                ) from None
+            data = self._graphql("reviewThreads", THREADS_QUERY, variables)
             threads = data["repository"]["pullRequest"]["reviewThreads"]
             for node in threads["nodes"]:
                 first = node["comments"]["nodes"]
-                if node["isResolved"] and first:
-                    resolved.add(int(first[0]["databaseId"]))
+                if first:
+                    found.append(
+                        ReviewThread(
+                            str(node["id"]), int(first[0]["databaseId"]), bool(node["isResolved"])
+                        )
+                    )
             if not threads["pageInfo"]["hasNextPage"]:
                 break
             after = threads["pageInfo"]["endCursor"]
-        return resolved
+        return found
+
+    def resolve_thread(self, node_id: str) -> None:
+        """Mark a review thread resolved (GraphQL ``resolveReviewThread``)."""
+        self._graphql("resolveReviewThread", RESOLVE_MUTATION, {"threadId": node_id})
+
+    def _graphql(self, what: str, query: str, variables: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return dict(self.gh.graphql.request(query, variables))
+        except RequestFailed as exc:
+            status = exc.response.status_code
+            raise GitHubError(f"GitHub GraphQL {what} failed with HTTP {status}", status) from None
+        except GraphQLFailed:  # an answer, with errors: asking again will not help
+            raise GitHubError(f"GitHub GraphQL {what} answered with errors", 400) from None
+        except (GitHubException, httpx.HTTPError) as exc:
+            raise GitHubError(f"GitHub GraphQL {what} failed: {type(exc).__name__}") from None
+
+    def update_description(self, number: int, body: str) -> None:
+        """Replace the PR's description (``PATCH /pulls/{n}``)."""
+        self._call("PATCH", f"/pulls/{number}", json={"body": body})
+
+    def labels(self) -> list[str]:
+        """The names of the repository's labels."""
+        return [str(label["name"]) for label in self._paginate("/labels")]
+
+    def add_labels(self, number: int, names: list[str]) -> None:
+        """Add existing labels to the PR (GitHub makes unknown ones; never call it so)."""
+        self._call("POST", f"/issues/{number}/labels", json={"labels": names})
 
     def permission(self, user: str) -> str:
         data = self._call("GET", f"/collaborators/{user}/permission").json()

@@ -24,7 +24,9 @@ DELIVERY_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 EVENT_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 MAX_ID = 2**63 - 1  # ids are stored as bigint
 MAX_NAME = 255  # owner/name, branch names
-COMMANDS = {"/review": "review", "/reindex": "reindex"}
+COMMANDS = {"/review": "review", "/reindex": "reindex", "/describe": "describe", "/help": "help"}
+#: A reply in the bot's thread that only lets it resolve the thread: not a question.
+RESOLVE = "/resolve"
 
 
 class WebhookRejected(ReviewbotError):
@@ -78,13 +80,24 @@ def _text(value: object, field_name: str, limit: int = MAX_NAME) -> None:
         raise _bad(field_name, f"a string of at most {limit} characters")
 
 
+#: GitHub's rules for owner/name: an owner of letters, digits, hyphens (and underscores,
+#: on Enterprise Server); a name of letters, digits, ``.``, ``-`` and ``_``, not ``.`` or ``..``
+FULL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,38}/(?!\.\.?$)[A-Za-z0-9_.-]{1,100}")
+
+
+def _full_name(value: object, field_name: str) -> None:
+    _text(value, field_name)
+    if value is not None and not FULL_NAME.fullmatch(str(value)):
+        raise _bad(field_name, "owner/name as GitHub allows them")
+
+
 def _repositories(value: object, field_name: str) -> None:
     if value is None:
         return
     if not isinstance(value, list) or not all(isinstance(r, dict) for r in value):
         raise _bad(field_name, "a list of objects")
     for repo in value:
-        _text(repo.get("full_name"), f"{field_name}[].full_name")
+        _full_name(repo.get("full_name"), f"{field_name}[].full_name")
 
 
 def check_payload(payload: dict[str, Any]) -> None:
@@ -95,7 +108,7 @@ def check_payload(payload: dict[str, Any]) -> None:
     installation = _object(payload, "installation")
     _id(installation.get("id"), "installation.id")
     repository = _object(payload, "repository")
-    _text(repository.get("full_name"), "repository.full_name")
+    _full_name(repository.get("full_name"), "repository.full_name")
     _text(repository.get("default_branch"), "repository.default_branch")
     for key in ("pull_request", "issue"):
         item = _object(payload, key)
@@ -190,6 +203,18 @@ def purge_job(repo: str) -> Job:
     return Job("purge_repository", {"repo": repo}, lock=f"index:{repo}")
 
 
+def describe_job(repo: str, installation_id: int, pr_number: int) -> Job:
+    # the description follows the newest head, like the review; the job reads whether
+    # the repository wants one (``describe`` in .reviewbot.toml)
+    key = f"describe:{repo}#{pr_number}"
+    return Job(
+        "describe_pull_request",
+        {"repo": repo, "installation_id": installation_id, "pr_number": pr_number},
+        queueing_lock=key,
+        lock=key,
+    )
+
+
 @router.on("pull_request", {"opened", "reopened", "ready_for_review", "synchronize"})
 def on_pull_request(ctx: EventContext) -> list[Job]:
     pr = ctx.payload.get("pull_request") or {}
@@ -197,7 +222,10 @@ def on_pull_request(ctx: EventContext) -> list[Job]:
         return []
     if pr.get("state") == "closed":
         return []
-    return [review_job(ctx.repo, ctx.installation_id, pr["number"])]
+    return [
+        review_job(ctx.repo, ctx.installation_id, pr["number"]),
+        describe_job(ctx.repo, ctx.installation_id, pr["number"]),
+    ]
 
 
 @router.on("push")
@@ -315,6 +343,7 @@ def on_review_comment(ctx: EventContext) -> list[Job]:
     if (
         not isinstance(parent, int)
         or _from_a_bot(comment)
+        or str(comment.get("body", "")).strip() == RESOLVE
         or not isinstance(pr.get("number"), int)
         or ctx.repo is None
         or ctx.installation_id is None

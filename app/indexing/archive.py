@@ -1,19 +1,22 @@
-"""Trees read from tar streams, member by member, with nothing written to disk.
+"""Trees read from tar streams, member by member, with nothing unpacked to disk.
 
-``git archive`` output (local reviews) and GitHub's tarballs (the App) both reach the
-indexer through ``archive_files``. Only regular files are offered; links, devices and
-names that would leave the tree (absolute, ``..``) are reported as skipped. Every
-archive is bounded: a member larger than the index's ``max_file_bytes`` is skipped
-without being read, and going over the total uncompressed size or the member count
-raises ``ArchiveTooLarge`` before any more is decompressed.
+``git archive`` output (local reviews) and GitHub's tarballs (the App, spooled to a
+temporary file as they download) both reach the indexer through ``archive_files``. Only
+regular files are offered; links, devices and names that would leave the tree
+(absolute, ``..``) are reported as skipped. Every archive is bounded: a member larger
+than the index's ``max_file_bytes`` is skipped without being read, a GNU long name or a
+pax header longer than ``MAX_HEADER_BYTES`` is refused before it is read (``tarfile``
+would read it whole into memory), and going over the total uncompressed size or the
+member count raises ``ArchiveTooLarge`` before any more is decompressed. Every error of
+``tarfile``, also one met while a member is read later, is an ``ArchiveError``.
 """
 
 from __future__ import annotations
 
-import io
 import posixpath
 import subprocess
 import tarfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
@@ -23,6 +26,9 @@ from app.errors import ReviewbotError
 from app.indexing.source_tree import RepoConfig, TreeFile, pruned, repo_config_from
 
 GIB = 1024**3
+#: The longest GNU long name or pax header read: names are at most a few KiB in any
+#: real repository, and tarfile reads these whole into memory.
+MAX_HEADER_BYTES = 1024 * 1024
 
 
 class ArchiveError(ReviewbotError):
@@ -53,6 +59,27 @@ class ArchiveStats:
     members: int = 0
     total_bytes: int = 0
     commit: str | None = None
+
+
+class BoundedTarInfo(tarfile.TarInfo):
+    """A tar header whose long-name and pax extensions are refused over
+    ``MAX_HEADER_BYTES``, before ``tarfile`` reads them."""
+
+    def _proc_gnulong(self, tarfile: tarfile.TarFile) -> tarfile.TarInfo:  # type: ignore[override]
+        _refuse_long(self)
+        return super()._proc_gnulong(tarfile)  # type: ignore[misc]
+
+    def _proc_pax(self, tarfile: tarfile.TarFile) -> tarfile.TarInfo:  # type: ignore[override]
+        _refuse_long(self)
+        return super()._proc_pax(tarfile)  # type: ignore[misc]
+
+
+def _refuse_long(header: tarfile.TarInfo) -> None:
+    if header.size > MAX_HEADER_BYTES:
+        raise ArchiveTooLarge(
+            f"the archive has a {header.size}-byte long-name or pax header"
+            f" (at most {MAX_HEADER_BYTES} are read); nothing more was read"
+        )
 
 
 def member_path(name: str, strip_top: bool) -> str | None:
@@ -90,7 +117,7 @@ def archive_files(
     """
     stats = stats if stats is not None else ArchiveStats()
     try:
-        with tarfile.open(fileobj=stream, mode="r|*") as tar:
+        with tarfile.open(fileobj=stream, mode="r|*", tarinfo=BoundedTarInfo) as tar:
             for member in tar:
                 if stats.commit is None:
                     stats.commit = _commit(tar)
@@ -100,8 +127,16 @@ def archive_files(
                 entry = _entry(tar, member, config, strip_top)
                 if entry is not None:
                     yield entry
-    except (tarfile.TarError, EOFError, OSError) as exc:
-        raise ArchiveError(f"the archive cannot be read: {type(exc).__name__}: {exc}") from None
+    except _BROKEN as exc:
+        raise _unreadable(exc) from None
+
+
+#: What a broken or truncated archive raises while it is read.
+_BROKEN = (tarfile.TarError, EOFError, OSError, zlib.error, ValueError)
+
+
+def _unreadable(exc: BaseException) -> ArchiveError:
+    return ArchiveError(f"the archive cannot be read: {type(exc).__name__}: {exc}")
 
 
 def _count(stats: ArchiveStats, member: tarfile.TarInfo, limits: ArchiveLimits) -> None:
@@ -140,8 +175,11 @@ def _entry(
         return TreeFile(path, member.size, mtime_ns, unread, skipped=reason)
 
     def read() -> bytes:
-        handle = tar.extractfile(member)
-        return handle.read() if handle is not None else b""
+        try:
+            handle = tar.extractfile(member)
+            return handle.read() if handle is not None else b""
+        except _BROKEN as exc:  # read later, outside archive_files' own loop
+            raise _unreadable(exc) from None
 
     return TreeFile(path, member.size, mtime_ns, read)
 
@@ -195,10 +233,11 @@ class GitArchiveSource:
 
 @dataclass
 class TarballSource:
-    """A compressed tarball held in memory (GitHub's), whose top folder is stripped."""
+    """A compressed tarball (GitHub's, spooled to a temporary file), whose top folder is
+    stripped; read from the start each time ``files`` is called."""
 
     name: str
-    data: bytes
+    stream: IO[bytes]
     config_bytes: bytes | None
     limits: ArchiveLimits
     stats: ArchiveStats | None = None
@@ -212,9 +251,8 @@ class TarballSource:
 
     def files(self, config: RepoConfig) -> Iterator[TreeFile]:
         self.stats = ArchiveStats()
-        yield from archive_files(
-            io.BytesIO(self.data), config, self.limits, strip_top=True, stats=self.stats
-        )
+        self.stream.seek(0)
+        yield from archive_files(self.stream, config, self.limits, strip_top=True, stats=self.stats)
 
     def commit(self) -> str | None:
         return self.stats.commit if self.stats else None

@@ -101,6 +101,8 @@ class EcmaScriptLinks(Extractor):
             return
         name = node_text(node)
         kind = "type" if node.type == "type_identifier" else "use"
+        if _heritage(node):
+            kind = "extends"
         if name in self.imports:
             stem, imported = self.imports[name]
             if imported is None:
@@ -113,7 +115,7 @@ class EcmaScriptLinks(Extractor):
         called = parent.type in {"call_expression", "new_expression"}
         if name in self.defined:
             self.add(node, name, "file", self.path, LOCAL, kind=kind)
-        elif called or node.type == "type_identifier":
+        elif called or node.type == "type_identifier" or kind == "extends":
             self.name_only(node, name, kind)
 
     def _member(self, node: Node) -> None:
@@ -136,6 +138,18 @@ class EcmaScriptLinks(Extractor):
         parent = node.parent
         if parent is not None and parent.type == "call_expression":
             self.name_only(prop, name)
+
+
+_HERITAGE = frozenset({"extends_clause", "implements_clause", "extends_type_clause"})
+
+
+def _heritage(node: Node) -> bool:
+    """Whether ``node`` names what a class or interface extends or implements (not a
+    type argument of it): ``class C extends B implements I``, ``interface K extends L``."""
+    parent = node.parent
+    while parent is not None and parent.type in {"nested_type_identifier", "member_expression"}:
+        parent = parent.parent
+    return parent is not None and parent.type in _HERITAGE
 
 
 def _top_level(node: Node) -> bool:

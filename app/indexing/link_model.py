@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from tree_sitter import Language, Node, Query, QueryCursor
 
 #: Bump when the rules change: files indexed by an older version are re-read on the next run.
-LINK_VERSION = 4
+LINK_VERSION = 5
 
 IMPORTED = 1.0  # a name bound by an import of a module resolved to files of this repository
 LOCAL = 0.9  # defined in the same file, or a method of the enclosing class
@@ -33,7 +33,7 @@ class Link:
 
     line: int
     name: str
-    # how ``target`` selects files (the SQL is ``app/retrieval/links.py`` ``_resolves``):
+    # how ``target`` selects files (the SQL is ``app/retrieval/links.py`` ``resolves``):
     # "file" (a path), "module" (a path suffix), "stem" (a JS/TS path without extension),
     # "dir" (a Go package directory), "package" (a Go import path), "name" (anywhere)
     match: str
@@ -41,7 +41,9 @@ class Link:
     qualifier: str | None  # the class (methods) or Go package name the definition is in
     confidence: float
     # "use"; "type": only in a type position (an annotation, a declared type); "import":
-    # an import or re-export line (``name`` may be ``*``)
+    # an import or re-export line (``name`` may be ``*``); "extends": a base class, an
+    # implemented or embedded interface, an embedded struct; "declares": a method an
+    # interface declares (``qualifier``: the interface)
     kind: str = "use"
 
 

@@ -102,14 +102,16 @@ class PythonLinks(Extractor):
             return
         name = node_text(node)
         kind = "type" if enclosing(node, _PYTHON_TYPES) is not None else "use"
+        if _base_class(node):
+            kind = "extends"
         if name in self.imports:
             files, imported = self.imports[name]
             for file in files if imported is not None else ():  # not a module import
                 self.add(node, imported or name, "module", file, IMPORTED, kind=kind)
         elif name in self.defined:
             self.add(node, name, "file", self.path, LOCAL, kind=kind)
-        elif parent.type == "call":
-            self.name_only(node, name)
+        elif parent.type == "call" or kind == "extends":
+            self.name_only(node, name, kind)
 
     def _attribute(self, node: Node) -> None:
         obj = node.child_by_field_name("object")
@@ -122,13 +124,17 @@ class PythonLinks(Extractor):
             owner = node_text(cls.child_by_field_name("name")) if cls is not None else None
             self.add(attr, name, "file", self.path, LOCAL, owner)
             return
+        kind = "extends" if _base_class(node) else "use"
         if receiver in self.imports:
             files, imported = self.imports[receiver]
             for file in files:
                 # a module's function, or (for `from m import Cls`) a class's method
-                self.add(attr, name, "module", file, IMPORTED, imported)
+                self.add(attr, name, "module", file, IMPORTED, imported, kind)
             for file in self.submodules.get(receiver, ()):  # `from . import mod`: mod.f
-                self.add(attr, name, "module", file, IMPORTED)
+                self.add(attr, name, "module", file, IMPORTED, kind=kind)
+            return
+        if kind == "extends":
+            self.name_only(attr, name, kind)
             return
         parent = node.parent
         if parent is not None and parent.type == "call":
@@ -136,6 +142,17 @@ class PythonLinks(Extractor):
 
 
 _PYTHON_TYPES = frozenset({"type"})  # annotations: `x: T`, `-> T`
+
+
+def _base_class(node: Node) -> bool:
+    """Whether ``node`` names a base class: ``class C(Base)``, ``class C(mod.Base)``."""
+    parent = node.parent
+    return (
+        parent is not None
+        and parent.type == "argument_list"
+        and parent.parent is not None
+        and parent.parent.type == "class_definition"
+    )
 
 
 def _python_use(node: Node, parent: Node) -> bool:

@@ -42,6 +42,28 @@ class IndexOptions:
 
 
 @dataclass
+class HistoryReport:
+    """What a history mine did (``app/indexing/history.py``)."""
+
+    commits: int = 0  # commits read from git this run
+    stored: int = 0  # change sets recorded (commits with source changes)
+    skipped_sweeps: int = 0
+    restarted: bool = False  # the old history was not an ancestor: mined from scratch
+    head: str | None = None
+    seconds: float = 0.0
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "commits": self.commits,
+            "stored": self.stored,
+            "skipped_sweeps": self.skipped_sweeps,
+            "restarted": self.restarted,
+            "head": self.head,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass
 class IndexReport:
     """What a run did; ``as_json`` is the documented ``reviewbot index --json`` contract."""
 
@@ -74,6 +96,7 @@ class IndexReport:
     ivfflat_lists: int | None = None
     wall_seconds: float = 0.0
     timings: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
+    history: HistoryReport | None = None  # the history mined after the run, if any
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -114,6 +137,7 @@ class IndexReport:
                 "calls": self.embedding_usage.calls,
                 "tokens": self.embedding_usage.tokens,
             },
+            "history": self.history.as_json() if self.history else None,
             "errors": self.errors,
             "ivfflat_lists": self.ivfflat_lists,
             "wall_seconds": round(self.wall_seconds, 3),

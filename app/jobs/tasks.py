@@ -1,4 +1,4 @@
-"""Tasks. Each one is a thin adapter over a function in app.github.
+"""Tasks. Each one is a thin adapter over a function in ``app.flows``.
 
 Every failed run is logged and recorded in ``job_errors`` (secret-free, one line), with
 whether it will be retried: see ``app.jobs.retry`` for which failures are transient.
@@ -16,7 +16,7 @@ from sqlalchemy.exc import DBAPIError
 
 from app.db.queries.job_errors import prune_job_errors, record_job_error
 from app.errors import ReviewbotError
-from app.flows import conversation, feedback, index, redelivery, review
+from app.flows import commands, conversation, describe, feedback, index, redelivery, review
 from app.jobs.queue import RETRY, queue, recover_stalled_jobs, runtime
 from app.jobs.retry import is_transient
 from app.logs import kv, mask_secrets, secret_values
@@ -86,6 +86,15 @@ def review_pull_request(
     )
 
 
+@queue.task(name="describe_pull_request", pass_context=True, retry=RETRY)
+@recorded
+def describe_pull_request(
+    context: JobContext, repo: str, installation_id: int, pr_number: int
+) -> None:
+
+    describe.describe_pull_request(runtime(context), repo, installation_id, pr_number)
+
+
 @queue.task(name="index_repository", pass_context=True, retry=RETRY)
 @recorded
 def index_repository(context: JobContext, repo: str, installation_id: int, full: bool) -> None:
@@ -112,7 +121,7 @@ def pr_command(
     comment_id: int | None,
 ) -> None:
 
-    review.run_command(
+    commands.run_command(
         runtime(context), repo, installation_id, pr_number, command, user, comment_id
     )
 

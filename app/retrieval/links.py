@@ -28,7 +28,7 @@ _DIR = r"regexp_replace({path}, '/?[^/]*$', '')"
 _STEM = r"regexp_replace({path}, '(/index)?\.(d\.)?[cm]?[jt]sx?$', '')"
 
 
-def _resolves(path: str, qualified: str, language: str) -> str:
+def resolves(path: str, qualified: str, language: str) -> str:
     """SQL: link ``l`` resolves to a definition at ``path`` named ``qualified``."""
     directory = _DIR.format(path=path)
     return f"""(CASE l.match
@@ -133,7 +133,7 @@ def linked_definitions(
                 " FROM l JOIN code_chunks c ON c.repository_id = :r AND c.symbol_name = l.name"
                 " AND c.chunk_type <> 'module'"
                 " AND NOT (c.id = ANY(CAST(:ex AS bigint[])))"
-                f" WHERE {_resolves('c.file_path', 'c.qualified_name', 'c.language')}"
+                f" WHERE {resolves('c.file_path', 'c.qualified_name', 'c.language')}"
             ),
             {"r": repo_id, "ex": list(exclude), **_params(links)},
         ).all()
@@ -163,7 +163,7 @@ def score_definitions(
 ) -> list[LinkHit]:
     """The ``k`` best definitions of one function's resolved links. Pure."""
     uses = Counter(map(_link_key, function.uses))
-    called = {_link_key(u) for u in function.uses if u.kind != "type"}
+    called = {_link_key(u) for u in function.uses if u.kind == "use"}
     best: dict[int, float] = {}
     for link, definitions in matched.items():
         confidence = link[-1]
@@ -298,7 +298,7 @@ def _links_to(
             "  = l.source_file_id AND c.start_line <= l.line AND l.line <= c.end_line"
             "  ORDER BY c.end_line - c.start_line, c.id LIMIT 1) c ON true"
             "  WHERE l.repository_id = :r AND l.name IN (p.name, '*') AND l.file_path <> p.path"
-            f"  AND {_resolves('p.path', 'p.qualified', 'p.language')}"
+            f"  AND {resolves('p.path', 'p.qualified', 'p.language')}"
             "  ORDER BY l.id LIMIT 2000) hit"
             " ORDER BY p.fn, hit.file_path, hit.id"
         ),

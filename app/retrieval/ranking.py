@@ -9,6 +9,137 @@ from app.llm.fences import fence_for
 
 
 @dataclass(frozen=True)
+class Evidence:
+    """Why a chunk is a candidate: what each signal found, the best over the changed
+    functions. Link and coupling scores are the signals' own (``links.py``,
+    ``cochange.py``, ``siblings.py``); ``lexical`` and ``vector`` are relative to the best
+    match of the same query (1.0: the best)."""
+
+    callee: float = 0.0  # a changed function uses it (link confidence)
+    caller: float = 0.0  # it uses a changed function
+    cochange: float = 0.0  # it changed together with a changed function before
+    together: int = 0  # how many commits changed both
+    sibling: float = 0.0  # an implementation, override or other half of a changed one
+    sibling_kind: str = ""  # "implements" | "overrides" | "pair" | "namesake"
+    lexical: float = 0.0
+    vector: float = 0.0
+    removed: float = 0.0  # it still uses a name the change removed (relative)
+    found_for: int = 1  # how many changed functions found it
+
+    def merged(self, other: Evidence) -> Evidence:
+        """The evidence of two changed functions for one chunk: the best of each."""
+        kind = self.sibling_kind if self.sibling >= other.sibling else other.sibling_kind
+        return Evidence(
+            callee=max(self.callee, other.callee),
+            caller=max(self.caller, other.caller),
+            cochange=max(self.cochange, other.cochange),
+            together=max(self.together, other.together),
+            sibling=max(self.sibling, other.sibling),
+            sibling_kind=kind,
+            lexical=max(self.lexical, other.lexical),
+            vector=max(self.vector, other.vector),
+            removed=max(self.removed, other.removed),
+            found_for=self.found_for + other.found_for,
+        )
+
+    def scaled(self, weight: float) -> Evidence:
+        """This evidence with every score multiplied by ``weight``."""
+        if weight == 1.0:
+            return self
+        return replace(
+            self,
+            callee=self.callee * weight,
+            caller=self.caller * weight,
+            cochange=self.cochange * weight,
+            sibling=self.sibling * weight,
+            lexical=self.lexical * weight,
+            vector=self.vector * weight,
+            removed=self.removed * weight,
+        )
+
+    @property
+    def link(self) -> float:
+        return max(self.callee, self.caller)
+
+    @property
+    def specific(self) -> bool:
+        """Found by a relation to the change (a link, history, a sibling), not only by
+        looking alike."""
+        return self.link > 0 or self.cochange > 0 or self.sibling > 0 or self.removed > 0
+
+    @property
+    def signals(self) -> tuple[str, ...]:
+        found = (
+            ("history", self.cochange),
+            ("lexical", self.lexical),
+            ("removed", self.removed),
+            ("siblings", self.sibling),
+            ("structural", self.link),
+            ("vector", self.vector),
+        )
+        return tuple(name for name, value in found if value > 0)
+
+    def reasons(self) -> list[str]:
+        """Why the chunk is there, in words, strongest relation first."""
+        said = []
+        if self.callee:
+            said.append("called by the change")
+        if self.caller:
+            said.append("calls the changed code")
+        if self.sibling:
+            said.append(SIBLING_WORDS.get(self.sibling_kind, "sibling"))
+        if self.removed:
+            said.append("still uses what the change removed")
+        if self.cochange:
+            times = "once" if self.together == 1 else f"{self.together} times"
+            said.append(f"changed together {times}")
+        if self.vector:
+            said.append("similar")
+        if self.lexical:
+            said.append("shares names")
+        return said
+
+
+SIBLING_WORDS = {
+    "implements": "sibling: implements the same interface",
+    "overrides": "sibling: overrides or is overridden",
+    "pair": "the other half of a pair",
+    "namesake": "sibling: same method, sibling class",
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class RankingWeights:
+    """One score for every kind of context, so callees and callers compete with
+    co-changed code and siblings for one budget. Fitted on the structural and co-change
+    benchmarks together (``bench/fit_ranking.py``; the fit is in bench/RESULTS.md)."""
+
+    link: float = 1.0
+    cochange: float = 0.8
+    sibling: float = 0.6
+    lexical: float = 0.3
+    vector: float = 0.2
+    removed: float = 0.5
+    shared: float = 0.1  # for each further changed function that found the chunk
+
+    def score(self, e: Evidence) -> float:
+        return (
+            self.link * e.link
+            + self.cochange * e.cochange
+            + self.sibling * e.sibling
+            + self.lexical * e.lexical
+            + self.vector * e.vector
+            + self.removed * e.removed
+            + self.shared * (min(e.found_for, 5) - 1)
+        )
+
+
+DEFAULT_WEIGHTS = RankingWeights()
+#: A question asked in a PR has only the search signals (``bench/question_bench.py``).
+QUESTION_WEIGHTS = RankingWeights(lexical=1.0, vector=1.0)
+
+
+@dataclass(frozen=True)
 class ContextChunk:
     """A chunk offered to the reviewer, with why it was chosen."""
 
@@ -22,12 +153,18 @@ class ContextChunk:
     language: str | None
     summary: str | None
     code: str
-    score: float = 0.0
-    signals: tuple[str, ...] = ()
-    found_for: int = 0  # how many changed functions retrieved it
+    score: float = 0.0  # RankingWeights.score of the evidence
+    evidence: Evidence = field(default_factory=Evidence)
     tokens: int = 0
-    link_score: float = 0.0  # the structural signal: a resolved link's confidence
     secondary: bool = False  # tests, docs, examples, CI, config: ranked after code
+
+    @property
+    def signals(self) -> tuple[str, ...]:
+        return self.evidence.signals
+
+    @property
+    def link_score(self) -> float:
+        return self.evidence.link
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -36,82 +173,38 @@ class ContextChunk:
             "end_line": self.end_line,
             "symbol_name": self.symbol_name,
             "chunk_type": self.chunk_type,
-            "score": round(self.link_score + self.score, 6),
+            "score": round(self.score, 6),
             "tokens": self.tokens,
             "signals": list(self.signals),
+            "why": self.evidence.reasons(),
         }
 
 
-@dataclass
-class Candidate:
-    score: float = 0.0  # fused rank score of the fill signals, summed over functions
-    link_score: float = 0.0  # best link confidence, plus a little per other function
-    signals: set[str] = field(default_factory=set)
-    found_for: int = 0
-
-
-@dataclass
-class FunctionScores:
-    """What the signals found for one changed function."""
-
-    fused: dict[int, float] = field(default_factory=dict)  # fill signals, fused
-    links: dict[int, float] = field(default_factory=dict)  # structural: link scores
-    signals: dict[int, set[str]] = field(default_factory=dict)
-
-    def weighted(self, weight: float) -> FunctionScores:
-        """These scores, each multiplied by ``weight``."""
-        if weight == 1.0:
-            return self
-        return FunctionScores(
-            {k: v * weight for k, v in self.fused.items()},
-            {k: v * weight for k, v in self.links.items()},
-            self.signals,
-        )
-
-
-#: Each further changed function that links to a chunk adds this to its link score.
-LINK_SHARED_BONUS = 0.1
-
-
-def merge_function_scores(per_function: Iterable[FunctionScores]) -> dict[int, Candidate]:
-    """One candidate per chunk over all changed functions: fused scores add up; the link
-    score is the best one, plus ``LINK_SHARED_BONUS`` for each other function linked to it."""
-    merged: dict[int, Candidate] = {}
+def merge_evidence(per_function: Iterable[dict[int, Evidence]]) -> dict[int, Evidence]:
+    """One record per chunk over all changed functions (``Evidence.merged``)."""
+    merged: dict[int, Evidence] = {}
     for found in per_function:
-        for chunk_id in found.fused.keys() | found.links.keys():
-            candidate = merged.setdefault(chunk_id, Candidate())
-            candidate.score += found.fused.get(chunk_id, 0.0)
-            link = found.links.get(chunk_id, 0.0)
-            if link:
-                shared = LINK_SHARED_BONUS if candidate.link_score else 0.0
-                candidate.link_score = max(candidate.link_score, link) + shared
-            candidate.signals |= found.signals.get(chunk_id, set())
-            candidate.found_for += 1
+        for chunk_id, evidence in found.items():
+            known = merged.get(chunk_id)
+            merged[chunk_id] = evidence if known is None else known.merged(evidence)
     return merged
 
 
 def rank_key(chunk: ContextChunk) -> tuple[object, ...]:
-    """Code before tests, docs and config; within each, linked chunks by link score before
-    the fill signals' results by fused score. Ties break on path and line: stable order."""
-    return (
-        chunk.secondary,
-        chunk.link_score <= 0,
-        -chunk.link_score,
-        -chunk.score,
-        -chunk.found_for,
-        chunk.file_path,
-        chunk.start_line,
-    )
+    """Code before tests, docs and config; within each, by score. Ties break on path and
+    line: a stable order."""
+    return (chunk.secondary, -chunk.score, chunk.file_path, chunk.start_line)
 
 
 def rank_context(chunks: Iterable[ContextChunk], max_per_file: int) -> list[ContextChunk]:
     """Best first (``rank_key``); drop chunks overlapping a better one in the same file;
-    at most ``max_per_file`` unlinked chunks per file (linked ones are never capped)."""
+    at most ``max_per_file`` chunks per file that only look alike (those related to the
+    change by a link, history or a sibling are never capped)."""
     ordered = sorted(chunks, key=rank_key)
     kept: list[ContextChunk] = []
     per_file: dict[str, int] = {}
     for chunk in ordered:
-        if chunk.link_score <= 0 and per_file.get(chunk.file_path, 0) >= max_per_file:
+        if not chunk.evidence.specific and per_file.get(chunk.file_path, 0) >= max_per_file:
             continue
         if any(_overlap(k, chunk) for k in kept):
             continue
@@ -133,9 +226,11 @@ def render_context_block(chunk: ContextChunk) -> str:
     fence = fence_for(chunk.code)
     name = chunk.qualified_name or chunk.symbol_name or ""
     summary = f"\n{chunk.summary}" if chunk.summary else ""
+    reasons = chunk.evidence.reasons()
+    why = f"\nWhy: {'; '.join(reasons)}." if reasons else ""
     return (
         f"### {chunk.file_path}:{chunk.start_line}-{chunk.end_line} {name} ({chunk.chunk_type})"
-        f"{summary}\n{fence}{chunk.language or ''}\n{chunk.code}\n{fence}"
+        f"{why}{summary}\n{fence}{chunk.language or ''}\n{chunk.code}\n{fence}"
     )
 
 

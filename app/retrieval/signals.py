@@ -4,8 +4,9 @@ returning chunk ids best first per query; the structural signal is in
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, text
@@ -34,6 +35,10 @@ FREQUENT_SHARE = 0.05
 MATCH_BUDGET = 1000
 
 
+#: (chunk id, score) best first, for each query
+Scored = list[list[tuple[int, float]]]
+
+
 def vector_signals(
     conn: Connection,
     repo_id: int,
@@ -42,10 +47,23 @@ def vector_signals(
     exclude: Sequence[int],
     k: int,
 ) -> list[list[int]]:
+    """``vector_scores`` without the scores."""
+    return _ids(vector_scores(conn, repo_id, vectors, model, exclude, k))
+
+
+def vector_scores(
+    conn: Connection,
+    repo_id: int,
+    vectors: Sequence[Sequence[float]],
+    model: str,
+    exclude: Sequence[int],
+    k: int,
+) -> Scored:
     """For each query vector, the nearest chunks by cosine similarity of summaries'
-    embeddings: one ivfflat search per vector, all in one statement; or, in a large
-    repository without an index, an exact search in one pass (``_exact_in_one_pass``).
-    Sets the transaction up for the search first (``prepare_vector_search``)."""
+    embeddings, with that similarity: one ivfflat search per vector, all in one
+    statement; or, in a large repository without an index, an exact search in one pass
+    (``_exact_in_one_pass``). Sets the transaction up for the search first
+    (``prepare_vector_search``)."""
     if not vectors:
         return []
     indexed = prepare_vector_search(conn, repo_id) is not None
@@ -61,7 +79,7 @@ def vector_signals(
     rows = conn.execute(
         text(
             # float16 once per query: a cast in the distance would run once per row scanned
-            f"SELECT q.ord, hit.id FROM unnest(CAST(:qs AS {SEARCH_TYPE}[]))"
+            f"SELECT q.ord, hit.id, 1 - hit.distance FROM unnest(CAST(:qs AS {SEARCH_TYPE}[]))"
             " WITH ORDINALITY AS q(v, ord)"
             " CROSS JOIN LATERAL (SELECT c.id, c.file_path, c.start_line,"
             f"  {DISTANCE} AS distance FROM code_chunks c WHERE {SEARCHABLE}"
@@ -86,7 +104,7 @@ def _has_rows(conn: Connection, repo_id: int, rows: int) -> bool:
     return int(found) >= rows
 
 
-def _exact_in_one_pass(conn: Connection, params: dict[str, Any], count: int) -> list[list[int]]:
+def _exact_in_one_pass(conn: Connection, params: dict[str, Any], count: int) -> Scored:
     """The exact nearest ``k`` of each query, reading the repository's rows once for all
     the queries (in parallel, when the server may), where a scan per query reads them once
     each: at a million rows, a PR's 20 queries took 5.6 s, against 31 s (bench/RESULTS.md).
@@ -115,7 +133,8 @@ def _exact_in_one_pass(conn: Connection, params: dict[str, Any], count: int) -> 
     )
     rows = conn.execute(
         text(
-            "SELECT ord, id FROM (SELECT q.ord, c.id, row_number() OVER (PARTITION BY q.ord"
+            f"SELECT ord, id, 1 - distance FROM (SELECT q.ord, c.id, {DISTANCE} AS distance,"
+            " row_number() OVER (PARTITION BY q.ord"
             f"  ORDER BY {DISTANCE}, c.file_path, c.start_line) AS n"
             f" FROM code_chunks c JOIN unnest(CAST(:qs AS {SEARCH_TYPE}[]),"
             "  CAST(:b AS float8[])) WITH ORDINALITY AS q(v, bound, ord)"
@@ -164,33 +183,95 @@ def lexical_signals(
     exclude: Sequence[int],
     k: int,
 ) -> list[list[int]]:
+    """``lexical_scores`` without the scores."""
+    return _ids(lexical_scores(conn, repo_id, term_lists, exclude, k))
+
+
+#: Okapi BM25's term-frequency saturation and length normalisation.
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+def lexical_scores(
+    conn: Connection,
+    repo_id: int,
+    term_lists: Sequence[Sequence[str]],
+    exclude: Sequence[int],
+    k: int,
+) -> Scored:
     """For each list of terms, full-text search over identifier words, references and
-    summaries (the rarer terms match: ``lexical_query``), best first: all in one
-    statement, after one that reads the words' counts."""
+    summaries (the rarer terms match: ``lexical_query``), ranked by Okapi BM25: a word
+    weighs by its inverse document frequency in the repository, so a rare shared
+    identifier outweighs a common one (``bm25_score`` is the same formula in Python).
+    A word's document frequency is counted among the query's matches, which are every
+    chunk holding any of its words, so it is the repository's. All in one statement,
+    after one that reads the words' counts and the repository's size."""
     counts = word_counts(conn, repo_id, {w for terms in term_lists for w in query_words(terms)})
     queries = [lexical_query(terms, counts) for terms in term_lists]
     if not any(queries):
         return [[] for _ in queries]
     rows = conn.execute(
         text(
-            "SELECT q.ord, hit.id FROM unnest(CAST(:qs AS text[])) WITH ORDINALITY AS q(t, ord)"
-            " CROSS JOIN LATERAL (SELECT c.id, ts_rank(c.search_tsv, query) AS rank"
-            "  FROM code_chunks c, to_tsquery('simple', q.t) query"
+            "SELECT q.ord, hit.id, hit.score"
+            " FROM unnest(CAST(:qs AS text[])) WITH ORDINALITY AS q(t, ord)"
+            " CROSS JOIN LATERAL (SELECT t.id,"
+            "  sum(ln(1 + (greatest(:n, t.df) - t.df + 0.5) / (t.df + 0.5))"
+            "   * t.tf * (:k1 + 1) / (t.tf + :k1 * (1 - :b + :b * t.len / :avg))) AS score"
+            "  FROM (SELECT c.id, length(c.search_tsv) AS len, u.lexeme,"
+            "   coalesce(array_length(u.positions, 1), 1) AS tf,"
+            "   count(*) OVER (PARTITION BY u.lexeme) AS df"
+            "   FROM code_chunks c, to_tsquery('simple', q.t) query, unnest(c.search_tsv) u"
             # bigint, as the index's btree_gin class compares (a smaller int would not)
-            "  WHERE q.t <> '' AND c.repository_id = CAST(:r AS bigint)"
-            "  AND c.search_tsv @@ query"
-            "  AND NOT (c.id = ANY(CAST(:ex AS bigint[])))"
-            "  ORDER BY rank DESC, c.id LIMIT :k) hit"
-            " ORDER BY q.ord, hit.rank DESC, hit.id"
+            "   WHERE q.t <> '' AND c.repository_id = CAST(:r AS bigint)"
+            "   AND c.search_tsv @@ query AND NOT (c.id = ANY(CAST(:ex AS bigint[])))"
+            "   AND u.lexeme = ANY(string_to_array(q.t, ' | '))) t"
+            "  GROUP BY t.id ORDER BY score DESC, t.id LIMIT :k) hit"
+            " ORDER BY q.ord, hit.score DESC, hit.id"
         ),
-        {"qs": queries, "r": repo_id, "ex": list(exclude), "k": k},
+        {
+            "qs": queries,
+            "r": repo_id,
+            "ex": list(exclude),
+            "k": k,
+            "n": max(counts.documents, 1),
+            "avg": max(counts.average_length, 1.0),
+            "k1": BM25_K1,
+            "b": BM25_B,
+        },
     )
     return _per_query(rows, len(queries))
 
 
-def _per_query(rows: Iterable[Any], count: int) -> list[list[int]]:
-    """Rows of (1-based query ordinal, chunk id), ordered, as one id list per query."""
-    ranked: list[list[int]] = [[] for _ in range(count)]
-    for ordinal, chunk_id in rows:
-        ranked[ordinal - 1].append(chunk_id)
+def bm25_score(
+    query: Sequence[str],
+    document: Mapping[str, int],
+    document_frequency: Mapping[str, int],
+    documents: int,
+    average_length: float,
+) -> float:
+    """Okapi BM25 of one document (word -> occurrences) for ``query``'s words, the
+    formula ``lexical_scores`` runs in SQL (document length: its distinct words, as
+    PostgreSQL's ``length(tsvector)`` counts). Pure."""
+    length = len(document)
+    score = 0.0
+    for word in dict.fromkeys(query):
+        tf = document.get(word, 0)
+        if not tf:
+            continue
+        df = document_frequency[word]
+        idf = math.log(1 + (max(documents, df) - df + 0.5) / (df + 0.5))
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * length / average_length)
+        score += idf * tf * (BM25_K1 + 1) / (tf + norm)
+    return score
+
+
+def _ids(scored: Scored) -> list[list[int]]:
+    return [[chunk_id for chunk_id, _ in hits] for hits in scored]
+
+
+def _per_query(rows: Iterable[Any], count: int) -> Scored:
+    """Rows of (1-based query ordinal, chunk id, score), ordered, as one list per query."""
+    ranked: Scored = [[] for _ in range(count)]
+    for ordinal, chunk_id, score in rows:
+        ranked[ordinal - 1].append((chunk_id, float(score)))
     return ranked

@@ -13,7 +13,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from app.diff.parse import FileDiff
 
@@ -35,6 +35,10 @@ class ReviewComment:
     title: str
     body: str
     suggestion: str | None = None
+    #: the first line of a multi-line comment (its suggestion replaces start_line..line)
+    start_line: int | None = None
+    #: code shown as it is, not committable: a suggestion whose lines GitHub would refuse
+    code: str | None = None
 
     @property
     def fingerprint(self) -> str:
@@ -50,6 +54,7 @@ class ReviewComment:
             "title": self.title,
             "body": self.body,
             "suggestion": self.suggestion,
+            "start_line": self.start_line,
             "fingerprint": self.fingerprint,
         }
 
@@ -70,30 +75,39 @@ class ModelReview:
     #: a JSON object with a string ``summary`` or a list of ``comments``: the model
     #: followed the review format (an answer without them is not a review)
     usable: bool = True
+    walkthrough: list[dict[str, object]] = field(default_factory=list)  # per changed file
 
 
-def parse_model_review(content: str) -> ModelReview:
-    """The model's JSON answer, tolerating prose around it, code fences and trailing commas."""
+def json_object(content: str) -> dict[str, object] | None:
+    """The JSON object in a model's answer, tolerating prose around it, code fences and
+    trailing commas; None when there is none."""
     start, end = content.find("{"), content.rfind("}")
-    data: object = None
     if 0 <= start < end:
         raw = content[start : end + 1]
         for attempt in (raw, re.sub(r",\s*([}\]])", r"\1", raw)):
             try:
                 data = json.loads(attempt)
-                break
             except json.JSONDecodeError:
                 continue
-    if not isinstance(data, dict):
+            return data if isinstance(data, dict) else None
+    return None
+
+
+def parse_model_review(content: str) -> ModelReview:
+    """The model's JSON answer, tolerating prose around it, code fences and trailing commas."""
+    data = json_object(content)
+    if data is None:
         text = content.strip()
         summary_text = text[:2000] if text else "The model returned no usable review."
         return ModelReview(summary_text, [], usable=False)
     summary = data.get("summary")
     comments = data.get("comments")
+    rows = data.get("walkthrough")
     return ModelReview(
         summary if isinstance(summary, str) else "",
         [c for c in comments if isinstance(c, dict)] if isinstance(comments, list) else [],
         usable=isinstance(summary, str) or isinstance(comments, list),
+        walkthrough=[r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else [],
     )
 
 
@@ -130,25 +144,41 @@ def validate_comments(
             dropped += 1
             continue
         seen.add(comment.fingerprint)
-        line = snap_line(files.get(comment.path), comment.line)
-        if line is None:
+        diff = files.get(comment.path)
+        line = snap_line(diff, comment.line)
+        if line is None or diff is None:
             moved.append(f"{comment.path}:{comment.line} {comment.title}: {comment.body}")
             continue
-        kept.append(
-            ReviewComment(
-                comment.path,
-                line,
-                "RIGHT",
-                comment.severity,
-                comment.title,
-                comment.body,
-                comment.suggestion,
-            )
-        )
+        kept.append(fit_range(comment, diff, line))
     kept.sort(key=lambda c: (SEVERITIES.index(c.severity), c.path, c.line))
     for extra in kept[max_comments:]:
         moved.append(f"{extra.path}:{extra.line} {extra.title}: {extra.body}")
     return ValidatedComments(kept[:max_comments], moved, dropped)
+
+
+def fit_range(comment: ReviewComment, diff: FileDiff, line: int) -> ReviewComment:
+    """``comment`` on ``line``, its range kept when ``start_line..line`` lies within the
+    hunk that holds ``line`` (GitHub refuses one that leaves it). A range that does not
+    fit is cut to the hunk; a suggestion written for it would then replace the wrong
+    lines, so it stays in the body as plain code instead of a suggestion."""
+    start = comment.start_line if comment.start_line != comment.line else None
+    start = start + (line - comment.line) if start is not None else None  # moved with line
+    first = next((min(h.new_lines) for h in diff.hunks if line in h.new_lines), line)
+    fitted = comment.__class__(
+        comment.path,
+        line,
+        "RIGHT",
+        comment.severity,
+        comment.title,
+        comment.body,
+        comment.suggestion,
+        start if start is not None and first <= start < line else None,
+    )
+    if start is None or fitted.start_line is not None:
+        return fitted
+    if comment.suggestion is None:
+        return replace(fitted, start_line=first if first < line else None)
+    return replace(fitted, suggestion=None, code=comment.suggestion)
 
 
 def snap_line(diff: FileDiff | None, line: int) -> int | None:
@@ -186,6 +216,10 @@ def _coerce(item: dict[str, object]) -> ReviewComment | None:
         return None
     severity = str(item.get("severity", "minor")).lower()
     suggestion = item.get("suggestion")
+    start = item.get("start_line")
+    if isinstance(start, str) and start.strip().isdigit():
+        start = int(start)
+    usable_start = isinstance(start, int) and not isinstance(start, bool) and 0 < start < line
     return ReviewComment(
         path.removeprefix("b/").strip(),
         line,
@@ -194,6 +228,7 @@ def _coerce(item: dict[str, object]) -> ReviewComment | None:
         title or body.split(".")[0][:80],
         body or title,
         suggestion if isinstance(suggestion, str) and suggestion.strip() else None,
+        start if usable_start else None,  # type: ignore[arg-type]
     )
 
 

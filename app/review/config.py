@@ -12,6 +12,15 @@ prompt as repository policy, fenced and labelled, below the bot's own rules::
     max_comments = 5                     # default: REVIEWBOT_MAX_REVIEW_COMMENTS
     min_severity = "minor"               # nit < minor < major < critical
     language = "German"                  # the language comments are written in
+    describe = "append"                  # off | append | replace: the PR description
+    labels = true                        # apply labels the repository already has
+    gate = "major"                       # off, or the severity that fails the check run
+    max_review_calls = 4                 # a large PR is reviewed in at most this many calls
+    budget_tokens_per_pr = 200000        # model tokens one PR may use
+    ignore_authors = ["*[bot]"]          # default: bots, Dependabot and Renovate
+    ignore_labels = ["wip"]
+    ignore_branches = ["release/*"]      # globs on the base and the head branch
+    ignore_title = "^(WIP|Draft)\\b"     # a regular expression
 
     [[review.path_instructions]]
     path = "migrations/**"
@@ -20,6 +29,7 @@ prompt as repository policy, fenced and labelled, below the bot's own rules::
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -45,8 +55,20 @@ KEYS = frozenset(
         "max_comments",
         "min_severity",
         "language",
+        "describe",
+        "labels",
+        "gate",
+        "max_review_calls",
+        "budget_tokens_per_pr",
+        "ignore_authors",
+        "ignore_labels",
+        "ignore_branches",
+        "ignore_title",
     }
 )
+DESCRIBE_MODES = ("off", "append", "replace")
+GATES = ("off", *SEVERITY_ORDER)
+MAX_REVIEW_CALLS = 20
 #: The tables a ``.reviewbot.toml`` may have.
 TABLES = frozenset({"index", "review"})
 
@@ -71,6 +93,16 @@ class ReviewConfig:
     max_comments: int | None = None  # None: the server's REVIEWBOT_MAX_REVIEW_COMMENTS
     min_severity: str = SEVERITY_ORDER[0]
     language: str | None = None
+    # None: the server's settings (REVIEWBOT_DESCRIBE, _LABELS, _GATE, ...)
+    describe: str | None = None
+    labels: bool | None = None
+    gate: str | None = None
+    max_review_calls: int | None = None
+    budget_tokens_per_pr: int | None = None
+    ignore_authors: tuple[str, ...] | None = None
+    ignore_labels: tuple[str, ...] = ()
+    ignore_branches: tuple[str, ...] = ()
+    ignore_title: str | None = None
     _exclude_spec: pathspec.PathSpec | None = field(default=None, compare=False, repr=False)
 
     def excluded(self, path: str) -> bool:
@@ -117,6 +149,17 @@ def parse_review_config(text: str, source: str) -> ReviewConfig:
         not isinstance(language, str) or not language.strip() or len(language) > 40
     ):
         raise ConfigError(f"{source}: review.language must be a language name")
+    ignore_title = table.get("ignore_title")
+    if ignore_title is not None:
+        if not isinstance(ignore_title, str) or len(ignore_title) > 500:
+            raise ConfigError(f"{source}: review.ignore_title must be a regular expression")
+        try:
+            re.compile(ignore_title)
+        except re.error as exc:
+            raise ConfigError(
+                f"{source}: review.ignore_title is not a regular expression ({exc})"
+            ) from None
+    authors = table.get("ignore_authors")
     return ReviewConfig(
         instructions=_instructions(table.get("instructions", ""), "review.instructions", source),
         path_instructions=_path_instructions(table.get("path_instructions", []), source),
@@ -126,6 +169,15 @@ def parse_review_config(text: str, source: str) -> ReviewConfig:
         max_comments=max_comments,
         min_severity=severity,
         language=language.strip() if language else None,
+        describe=_choice(table, "describe", DESCRIBE_MODES, source),
+        labels=_flag(table, "labels", None, source),
+        gate=_choice(table, "gate", GATES, source),
+        max_review_calls=_count(table, "max_review_calls", 1, MAX_REVIEW_CALLS, source),
+        budget_tokens_per_pr=_count(table, "budget_tokens_per_pr", 0, 10**10, source),
+        ignore_authors=_strings(table, "ignore_authors", source) if authors is not None else None,
+        ignore_labels=_strings(table, "ignore_labels", source),
+        ignore_branches=_strings(table, "ignore_branches", source),
+        ignore_title=ignore_title,
         _exclude_spec=pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None,
     )
 
@@ -148,6 +200,15 @@ def check_config(text: str, source: str) -> list[str]:
         f"[review] auto_review {review.auto_review}, min_severity {review.min_severity},"
         f" max_comments {review.max_comments if review.max_comments is not None else 'default'},"
         f" {len(review.path_instructions)} path instruction(s), exclude {list(review.exclude)}",
+        f"[review] describe {review.describe or 'default'}, labels"
+        f" {review.labels if review.labels is not None else 'default'},"
+        f" gate {review.gate or 'default'}, max_review_calls"
+        f" {review.max_review_calls or 'default'}, budget_tokens_per_pr"
+        f" {review.budget_tokens_per_pr if review.budget_tokens_per_pr is not None else 'default'}",
+        f"[review] ignore_authors"
+        f" {list(review.ignore_authors) if review.ignore_authors is not None else 'default'},"
+        f" ignore_labels {list(review.ignore_labels)}, ignore_branches"
+        f" {list(review.ignore_branches)}, ignore_title {review.ignore_title!r}",
     ]
 
 
@@ -156,6 +217,22 @@ def _strings(table: dict[str, object], key: str, source: str) -> tuple[str, ...]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{source}: review.{key} must be a list of strings")
     return tuple(value)
+
+
+def _choice(table: dict[str, object], key: str, choices: Sequence[str], source: str) -> str | None:
+    value = table.get(key)
+    if value is not None and value not in choices:
+        raise ConfigError(f"{source}: review.{key} must be one of {', '.join(choices)}")
+    return value  # type: ignore[return-value]
+
+
+def _count(table: dict[str, object], key: str, low: int, high: int, source: str) -> int | None:
+    value = table.get(key)
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high
+    ):
+        raise ConfigError(f"{source}: review.{key} must be an integer from {low} to {high}")
+    return value
 
 
 def _flag(table: dict[str, object], key: str, default: bool | None, source: str) -> bool | None:

@@ -89,9 +89,10 @@ def answer_markdown(
     paths: Iterable[str],
     permalink: Callable[[str, int, int], str],
     question_id: int,
+    cost: str = "",
 ) -> str:
     """The reply: the model's answer made inert with its citations linked, the code it
-    was given as sources, and the answer's marker."""
+    was given as sources, what the answer cost, and the answer's marker."""
     paths = {*paths, *(c.file_path for c in context)}
     text = link_citations(inert(answer.strip()) or "I could not find an answer.", paths, permalink)
     parts = [text]
@@ -105,6 +106,8 @@ def answer_markdown(
         parts.append(
             "<details><summary>Code searched</summary>\n\n" + "\n".join(sources) + "\n</details>"
         )
+    if cost:
+        parts.append(f"<sub>This answer: {cost}</sub>")
     parts.append(answer_marker(question_id))
     return "\n\n".join(parts)
 

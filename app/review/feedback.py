@@ -31,6 +31,11 @@ def finding_of(body: str) -> str | None:
     return found.group(1) if found else None
 
 
+def findings_in(body: str) -> list[str]:
+    """Every finding tag in ``body`` (a review whose comments went into its body)."""
+    return _FINDING.findall(body)
+
+
 def title_of(body: str) -> str:
     """The title of an inline comment as the bot writes it (``**severity: title**``)."""
     found = _TITLE.match(body.strip())

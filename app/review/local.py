@@ -13,6 +13,7 @@ from app.diff.parse import parse_diff
 from app.git import LocalRepo
 from app.indexing.archive import GitArchiveSource, archive_limits
 from app.indexing.embedder import Embedder
+from app.indexing.history import HistoryLimits, mine_history
 from app.indexing.indexer import Indexer, IndexReport, Progress
 from app.indexing.source_tree import CONFIG_FILE
 from app.indexing.summarizer import LLMSummarizer
@@ -64,6 +65,9 @@ def review_local(
     report = Indexer(
         engine, name, source, embedder=embedder, summarizer=summarizer, progress=progress
     ).run()
+    if settings.history_days > 0:
+        limits = HistoryLimits(max_commits=settings.history_max_commits)
+        report.history = mine_history(engine, name, repo, base_sha, limits)
     diffs = parse_diff(repo.diff(base_sha, head_sha))
     title, body = repo.messages(base_sha, head_sha)
 

@@ -28,18 +28,41 @@ REVIEW_SCHEMA: dict[str, Any] = {
     "schema": {
         "type": "object",
         "additionalProperties": False,
-        "required": ["summary", "comments"],
+        "required": ["summary", "walkthrough", "comments"],
         "properties": {
             "summary": {"type": "string"},
+            "walkthrough": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["path", "change", "theme"],
+                    "properties": {
+                        "path": {"type": "string"},
+                        "change": {"type": "string"},
+                        "theme": {"type": "string"},
+                    },
+                },
+            },
             "comments": {
                 "type": "array",
                 "items": {
                     "type": "object",
                     "additionalProperties": False,
-                    "required": ["path", "line", "side", "severity", "title", "body", "suggestion"],
+                    "required": [
+                        "path",
+                        "line",
+                        "start_line",
+                        "side",
+                        "severity",
+                        "title",
+                        "body",
+                        "suggestion",
+                    ],
                     "properties": {
                         "path": {"type": "string"},
                         "line": {"type": "integer"},
+                        "start_line": {"type": ["integer", "null"]},
                         "side": {"type": "string", "enum": ["RIGHT"]},
                         "severity": {
                             "type": "string",

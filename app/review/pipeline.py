@@ -4,14 +4,14 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field, replace
 
 import openai
 from sqlalchemy import Engine
 
 from app.config import Settings
-from app.diff.changed import SourceReader, changed_functions
+from app.diff.changed import ChangedFunction, SourceReader, changed_functions
 from app.diff.parse import FileDiff
 from app.indexing.embedder import Embedder
 from app.llm.pacing import MIN_ATTEMPT_SECONDS, Deadline
@@ -23,31 +23,75 @@ from app.review.comments import ReviewComment, validate_comments
 from app.review.config import ReviewConfig
 from app.review.diff_text import FittedDiff, fit_diff, render_diff
 from app.review.feedback import Rejected
+from app.review.groups import plan_groups
 from app.review.markdown import inert
-from app.review.model import ReviewFormatError, ReviewModelError, ask_review_model
+from app.review.model import ModelAnswer, ReviewFormatError, ReviewModelError, ask_review_model
 from app.review.prompt import REPAIR, ReviewPrompt, build_prompt
+from app.review.walkthrough import FileChange, walkthrough, walkthrough_markdown
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class PreparedReview:
-    """Everything up to the model call; a dry run stops here."""
+class ReviewPart:
+    """The files of one model call, with their own context and prompt."""
 
     diffs: list[FileDiff]
     context: ContextResult
     fitted: FittedDiff
     prompt: ReviewPrompt
     prompt_tokens: int
+
+
+@dataclass(frozen=True)
+class PreparedReview:
+    """Everything up to the model calls; a dry run stops here. A PR that fits one call is
+    one part; a larger one is split (``app/review/groups.py``)."""
+
+    diffs: list[FileDiff]
+    changed: list[ChangedFunction]
+    parts: list[ReviewPart]
     token_counter: str
     config: ReviewConfig = field(default_factory=ReviewConfig)
     excluded: tuple[str, ...] = ()  # paths the repository's [review] exclude left out
+    not_reviewed: tuple[str, ...] = ()  # "path: why", files a split review left out
+
+    @property
+    def context(self) -> ContextResult:
+        """The first part's context (the whole PR's, when it is one part)."""
+        return self.parts[0].context if self.parts else ContextResult([], [], 0, 0, "")
+
+    @property
+    def fitted(self) -> FittedDiff:
+        return self.parts[0].fitted if self.parts else FittedDiff([], [], 0)
+
+    @property
+    def prompt(self) -> ReviewPrompt:
+        return self.parts[0].prompt if self.parts else ReviewPrompt("", "")
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(p.prompt_tokens for p in self.parts)
+
+    @property
+    def context_used(self) -> list[ContextChunk]:
+        """Every part's context, each chunk once."""
+        seen: dict[int, ContextChunk] = {}
+        for part in self.parts:
+            for chunk in part.context.context:
+                seen.setdefault(chunk.chunk_id, chunk)
+        return list(seen.values())
+
+    @property
+    def omitted(self) -> list[str]:
+        return [o for p in self.parts for o in p.fitted.omitted] + list(self.not_reviewed)
 
     def as_json(self) -> dict[str, object]:
         return {
             **self.context.as_json(),
-            "diff_tokens": self.fitted.tokens,
-            "omitted": self.fitted.omitted,
+            "calls": len(self.parts),
+            "diff_tokens": sum(p.fitted.tokens for p in self.parts),
+            "omitted": self.omitted,
             "prompt_tokens": self.prompt_tokens,
             "prompt": {"system": self.prompt.system, "user": self.prompt.user},
         }
@@ -62,13 +106,17 @@ class ReviewResult:
     model: str
     prompt_tokens: int
     completion_tokens: int
+    walkthrough: list[FileChange] = field(default_factory=list)
+    calls: int = 1
 
     def as_json(self) -> dict[str, object]:
         return {
             "summary": self.summary,
+            "walkthrough": [asdict(row) for row in self.walkthrough],
             "comments": [c.as_json() for c in self.comments],
             "moved_to_summary": self.moved_to_summary,
             "model": self.model,
+            "calls": self.calls,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
         }
@@ -87,21 +135,41 @@ def prepare_review(
     llm: openai.OpenAI | None = None,
     config: ReviewConfig | None = None,
 ) -> PreparedReview:
-    """Changed functions, retrieved context, the diff cut to its budget, and the prompt.
-    ``config``: the repository's ``[review]`` table (excluded paths, policy)."""
+    """Changed functions, then per part (one, unless the diff is larger than its budget)
+    the retrieved context, the diff cut to its budget and the prompt. ``config``: the
+    repository's ``[review]`` table (excluded paths, policy, ``max_review_calls``)."""
     config = config or ReviewConfig()
     excluded = tuple(d.path for d in diffs if config.excluded(d.path))
     diffs = [d for d in diffs if d.path not in excluded]
     changed = changed_functions(diffs, read)
-    context = retrieve_context(engine, repo, diffs, changed, embedder, settings, llm=llm)
     counter = token_counter()
-    fitted = fit_diff(diffs, counter.usable(settings.diff_token_budget), counter.count)
-    policy = config.policy([d.path for d in diffs])
-    prompt = build_prompt(
-        title, body, render_diff(fitted.files), context.context, fitted.omitted, policy
+    budget = counter.usable(settings.diff_token_budget)
+    calls = config.max_review_calls or settings.max_review_calls
+    plan = plan_groups(diffs, changed, budget, calls, counter.count)
+    parts = []
+    for group in plan.groups:
+        paths = {d.path for d in group}
+        mine = [c for c in changed if c.file_path in paths]
+        context = retrieve_context(engine, repo, group, mine, embedder, settings, llm=llm)
+        fitted = fit_diff(group, budget, counter.count)
+        prompt = build_prompt(
+            title,
+            body,
+            render_diff(fitted.files),
+            context.context,
+            fitted.omitted,
+            config.policy([d.path for d in group]),
+        )
+        tokens = counter.count(prompt.system) + counter.count(prompt.user)
+        parts.append(ReviewPart(group, context, fitted, prompt, tokens))
+    if not parts:  # nothing to review: still one (empty) part, for the summary
+        empty = ContextResult([], [], 0, settings.context_token_budget, counter.name)
+        prompt = build_prompt(title, body, "", [], [], config.policy([]))
+        tokens = counter.count(prompt.system) + counter.count(prompt.user)
+        parts.append(ReviewPart([], empty, FittedDiff([], [], 0), prompt, tokens))
+    return PreparedReview(
+        diffs, changed, parts, counter.name, config, excluded, tuple(plan.not_reviewed)
     )
-    tokens = counter.count(prompt.system) + counter.count(prompt.user)
-    return PreparedReview(diffs, context, fitted, prompt, tokens, counter.name, config, excluded)
 
 
 def run_review(
@@ -111,52 +179,79 @@ def run_review(
     already_posted: Iterable[str] = (),
     rejected: Rejected | None = None,
 ) -> ReviewResult:
-    """Ask the review model and keep the comments GitHub will accept, leaving out the
-    findings the repository ``rejected`` before. All the model calls (format probes,
-    retries, the repair) end within the job's budget."""
+    """Ask the review model once per part and keep the comments GitHub will accept,
+    leaving out the findings the repository ``rejected`` before; findings of all parts
+    are merged, repeats dropped and the best kept under ``max_comments``. All the calls
+    (format probes, retries, repairs) end within the job's budget."""
     deadline = Deadline(settings.llm_job_budget_seconds)
-    answer = ask_review_model(
-        client, settings.review_model, prepared.prompt, settings.review_max_tokens, deadline
-    )
-    if not answer.review.usable:  # asked once more, with the format spelled out
-        log.warning(kv("review.format_ignored", model=settings.review_model))
-        repaired = replace(prepared.prompt, repair=REPAIR)
-        try:
-            answer = ask_review_model(
-                client, settings.review_model, repaired, settings.review_max_tokens, deadline
-            )
-        except ReviewModelError as exc:
-            if deadline.remaining() >= MIN_ATTEMPT_SECONDS:  # not the budget: say what it was
-                raise
-            raise ReviewFormatError(
-                f"the model ({settings.review_model}) did not follow the review format, and"
-                f" the review's time budget ({deadline.seconds:g} s) ran out before it"
-                f" answered again ({exc}): no review was written"
-            ) from None
-        if not answer.review.usable:
-            raise ReviewFormatError(
-                f"the model ({settings.review_model}) did not follow the review format,"
-                " twice: no review was written"
-            )
+    answers = [ask_part(client, part.prompt, settings, deadline) for part in prepared.parts]
     config = prepared.config
-    wanted = [c for c in answer.review.comments if config.keeps(str(c.get("severity", "")).lower())]
+    wanted = [
+        c
+        for answer in answers
+        for c in answer.review.comments
+        if config.keeps(str(c.get("severity", "")).lower())
+    ]
     cap = settings.max_review_comments if config.max_comments is None else config.max_comments
     checked = validate_comments(
         wanted, prepared.diffs, cap, already_posted, (rejected or Rejected()).rejects
     )
+    if len(answers) == 1:
+        summary = answers[0].review.summary
+    else:
+        summary = "\n\n".join(
+            f"**Part {i}** ({_files(part.diffs)}): {answer.review.summary.strip()}"
+            for i, (part, answer) in enumerate(zip(prepared.parts, answers, strict=True), 1)
+        )
+    written = [row for answer in answers for row in answer.review.walkthrough]
     return ReviewResult(
-        summary=answer.review.summary,
+        summary=summary,
         comments=checked.comments,
         moved_to_summary=checked.moved_to_summary,
         dropped=checked.dropped,
         model=settings.review_model,
-        prompt_tokens=answer.prompt_tokens,
-        completion_tokens=answer.completion_tokens,
+        prompt_tokens=sum(a.prompt_tokens for a in answers),
+        completion_tokens=sum(a.completion_tokens for a in answers),
+        walkthrough=walkthrough(prepared.diffs, prepared.changed, written),
+        calls=len(answers),
     )
 
 
-#: Why a context item was packed, by the signals that found it.
-WHY = {"structural": "linked", "vector": "similar code", "lexical": "shares names"}
+def ask_part(
+    client: openai.OpenAI, prompt: ReviewPrompt, settings: Settings, deadline: Deadline
+) -> ModelAnswer:
+    """One part's answer; asked once more, with the format spelled out, if the first
+    answer ignored it."""
+    answer = ask_review_model(
+        client, settings.review_model, prompt, settings.review_max_tokens, deadline
+    )
+    if answer.review.usable:
+        return answer
+    log.warning(kv("review.format_ignored", model=settings.review_model))
+    repaired = replace(prompt, repair=REPAIR)
+    try:
+        answer = ask_review_model(
+            client, settings.review_model, repaired, settings.review_max_tokens, deadline
+        )
+    except ReviewModelError as exc:
+        if deadline.remaining() >= MIN_ATTEMPT_SECONDS:  # not the budget: say what it was
+            raise
+        raise ReviewFormatError(
+            f"the model ({settings.review_model}) did not follow the review format, and"
+            f" the review's time budget ({deadline.seconds:g} s) ran out before it"
+            f" answered again ({exc}): no review was written"
+        ) from None
+    if not answer.review.usable:
+        raise ReviewFormatError(
+            f"the model ({settings.review_model}) did not follow the review format,"
+            " twice: no review was written"
+        )
+    return answer
+
+
+def _files(diffs: Sequence[FileDiff]) -> str:
+    shown = ", ".join(f"`{d.path}`" for d in diffs[:3])
+    return shown + (f" and {len(diffs) - 3} more" if len(diffs) > 3 else "")
 
 
 def summary_markdown(
@@ -168,14 +263,18 @@ def summary_markdown(
     the context used (as ``permalink(path, start, end)`` links when given). Whatever the
     model wrote is made inert: no raw HTML, no @mentions."""
     parts = [inert(result.summary.strip()) or "No summary."]
+    table = walkthrough_markdown(result.walkthrough)
+    if table:
+        parts.append(f"**Walkthrough**\n\n{table}")
     if result.moved_to_summary:
         parts.append(
             "**Notes outside the diff**\n"
             + "\n".join(f"- {inert(m)}" for m in result.moved_to_summary)
         )
-    reviewed = [d.path for d in prepared.fitted.files]
+    reviewed = [d.path for part in prepared.parts for d in part.fitted.files]
+    calls = f" in {result.calls} model calls" if result.calls > 1 else ""
     parts.append(
-        f"<details><summary>Reviewed {len(reviewed)} file(s)</summary>\n\n"
+        f"<details><summary>Reviewed {len(reviewed)} file(s){calls}</summary>\n\n"
         + "\n".join(f"- `{p}`" for p in reviewed)
         + "\n</details>"
     )
@@ -184,11 +283,11 @@ def summary_markdown(
             "**Not reviewed** (`exclude` in `.reviewbot.toml`)\n"
             + "\n".join(f"- `{p}`" for p in prepared.excluded)
         )
-    if prepared.fitted.omitted:
+    if prepared.omitted:
         parts.append(
-            "**Skipped to fit the budget**\n" + "\n".join(f"- {o}" for o in prepared.fitted.omitted)
+            "**Not reviewed, to fit the budget**\n" + "\n".join(f"- {o}" for o in prepared.omitted)
         )
-    used = [_context_line(c, permalink) for c in prepared.context.context]
+    used = [_context_line(c, permalink) for c in prepared.context_used]
     if used:
         parts.append(
             "<details><summary>Context used</summary>\n\n" + "\n".join(used) + "\n</details>"
@@ -202,5 +301,5 @@ def _context_line(chunk: ContextChunk, permalink: Callable[[str, int, int], str]
         where = f"[{where}]({permalink(chunk.file_path, chunk.start_line, chunk.end_line)})"
     name = chunk.qualified_name or chunk.symbol_name
     symbol = f" `{name}`" if name and name != chunk.file_path else ""
-    why = ", ".join(said for signal, said in WHY.items() if signal in chunk.signals)
+    why = ", ".join(chunk.evidence.reasons())
     return f"- {where}{symbol}" + (f" ({why})" if why else "")

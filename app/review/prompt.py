@@ -32,8 +32,10 @@ class ReviewPrompt:
 #: Sent once when an answer has neither ``summary`` nor ``comments``.
 REPAIR = (
     "Your answer did not follow the required format. Answer again with only a JSON object"
-    ' with the keys "summary" (a string) and "comments" (a list of objects with "path",'
-    ' "line", "side", "severity", "title", "body" and "suggestion"), and nothing else.'
+    ' with the keys "summary" (a string), "walkthrough" (a list of objects with "path",'
+    ' "change" and "theme") and "comments" (a list of objects with "path", "line",'
+    ' "start_line", "side", "severity", "title", "body" and "suggestion"), and nothing'
+    " else."
 )
 
 

@@ -14,7 +14,7 @@ from sqlalchemy import Engine, text
 from app.config import Settings
 from tests.browser.conftest import screenshot
 from tests.dashboard_data import ADMIN_TOKEN, SECRETS, SHOP, Seeded, dashboard_settings, seed
-from tests.e2e.test_github_app import serving
+from tests.support.app import serving
 
 
 @pytest.fixture

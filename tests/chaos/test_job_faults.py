@@ -20,7 +20,8 @@ from app.db.embedded import PGDATA_DIRNAME, start_embedded_server
 from app.db.engine import DatabaseTarget, make_engine
 from app.db.migrate import upgrade
 from app.jobs.queue import opened_queue, recover_stalled_jobs
-from tests.e2e.test_github_app import (
+from tests.fakes.github_server import FakeGitHub
+from tests.support.app import (
     SECRET,
     free_port,
     jobs_left,
@@ -29,7 +30,6 @@ from tests.e2e.test_github_app import (
     serving,
     wait_for,
 )
-from tests.fakes.github_server import FakeGitHub
 
 pytestmark = pytest.mark.chaos
 

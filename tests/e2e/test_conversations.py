@@ -15,24 +15,13 @@ from app.cli import cli
 from app.config import Settings
 from app.github.client import web_url
 from tests.conftest import GITHUB_INSTALLATION, GITHUB_REPO
-from tests.e2e.test_github_app import jobs_left, pr_event, send, serving, wait_for
 from tests.fakes.github_server import FakeGitHub, PullState
 from tests.fakes.openai_server import CHAT, FakeOpenAI
-from tests.shop_repo import review_reply
+from tests.shop_repo import answering_model, answers_posted
+from tests.support.app import jobs_left, pr_event, send, serving, wait_for
 from tests.webhooks import payload
 
-ANSWER = (
-    "The coupon is applied in shop/checkout.py:7, which calls `shop/pricing.py:4-6` with a"
-    " fraction. cc @org/team <img src=x onerror=alert(1)>"
-)
 FINDING = "Fraction passed where a percent is expected"
-
-
-def _model(body: dict[str, Any]) -> str:
-    """Answers for questions, reviews and summaries otherwise."""
-    if "answering a question" in body["messages"][0]["content"]:
-        return ANSWER
-    return review_reply(body)
 
 
 def _asked(fake: FakeOpenAI) -> list[str]:
@@ -77,15 +66,15 @@ def reply_event(comment: dict[str, Any]) -> dict:
 
 @pytest.fixture
 def app_settings(github_settings: Settings, fake_openai: FakeOpenAI) -> Settings:
-    fake_openai.chat_reply = _model
+    fake_openai.chat_reply = answering_model
     return github_settings
 
 
 def _answers(github: FakeGitHub) -> list[dict[str, Any]]:
-    return [c for c in github.comments if "reviewbot:answer=" in c["body"]]
+    return answers_posted(github.comments)
 
 
-def test_ask_gets_an_answer_with_permalinks_and_nothing_the_model_wrote_pings_or_injects(
+def test_ask_gets_an_answer_with_permalinks_and_nothing_theanswering_model_wrote_pings_or_injects(
     app_settings: Settings, engine: Engine, github: FakeGitHub, fake_openai: FakeOpenAI
 ) -> None:
     head = github.pulls[7].head
@@ -235,7 +224,7 @@ def test_settings_and_evidence_through_a_signed_webhook(
     repo.git("checkout", "-q", "main")
 
     def model(body: dict[str, Any]) -> str:
-        said = _model(body)
+        said = answering_model(body)
         return said.replace("Applies coupon discounts", "cc @org/team <img src=x onerror=1>")
 
     fake_openai.chat_reply = model

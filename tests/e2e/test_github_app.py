@@ -9,101 +9,20 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import httpx
-import uvicorn
 from sqlalchemy import Engine, text
 from sqlalchemy.engine import URL
 
-from app.api.main import create_app
 from app.config import Settings
 from tests.conftest import GITHUB_INSTALLATION, GITHUB_REPO
 from tests.fakes.github_server import FakeGitHub
-from tests.fakes.loopback import free_port
 from tests.fakes.openai_server import CHAT, FakeOpenAI
 from tests.processes import clean_env
 from tests.shop_repo import review_reply
-from tests.webhooks import headers, payload
-
-SECRET = "whsec-test-0123456789"
-
-
-@contextmanager
-def serving(
-    settings: Settings, engine: Engine, worker: bool, port: int | None = None
-) -> Iterator[str]:
-    port = port or free_port()
-    app = create_app(settings, engine, worker=worker)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.started, "uvicorn did not start"
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=20)
-
-
-def pr_event(action: str, head: str, **extra: Any) -> dict[str, Any]:
-    name = "pull_request.opened" if action == "opened" else "pull_request.synchronize"
-    return payload(
-        name,
-        **{
-            "repository.full_name": GITHUB_REPO,
-            "installation.id": GITHUB_INSTALLATION,
-            "pull_request.number": 7,
-            "number": 7,
-            "pull_request.head.sha": head,
-            "pull_request.draft": False,
-            "pull_request.state": "open",
-            **extra,
-        },
-    )
-
-
-def send(
-    base: str,
-    event: str,
-    body: dict[str, Any] | bytes,
-    delivery: str | None = None,
-    secret: str = SECRET,
-) -> httpx.Response:
-    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-    return httpx.post(
-        f"{base}/webhooks/github",
-        content=raw,
-        timeout=30,
-        headers=headers(secret, raw, event, delivery or str(uuid.uuid4())),
-    )
-
-
-def wait_for(condition: Callable[[], bool], seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.1)
-    raise AssertionError("timed out waiting")
-
-
-def jobs_left(engine: Engine) -> int:
-    with engine.connect() as conn:
-        return int(
-            conn.execute(
-                text(
-                    "SELECT count(*) FROM procrastinate_jobs WHERE status IN ('todo', 'doing')"
-                    " AND task_name NOT IN ('retry_stalled_jobs', 'recover_missed_deliveries')"
-                )
-            ).scalar_one()
-        )
+from tests.support.app import jobs_left, pr_event, send, serving, wait_for
+from tests.webhooks import payload
 
 
 def test_pull_request_lifecycle(

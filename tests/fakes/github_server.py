@@ -10,7 +10,9 @@ request takes effect before the failure is returned (a response lost in transit)
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import re
 import subprocess
 import threading
@@ -25,6 +27,7 @@ from urllib.parse import parse_qs, urlparse
 import jwt
 
 from app.diff.parse import parse_diff
+from tests.fakes.github_schema import body_problem
 from tests.fakes.loopback import serving
 from tests.gitrepo import GitRepo
 
@@ -40,6 +43,10 @@ class PullState:
     title: str = "Apply coupons at checkout"
     body: str = "Uses the discount helper from pricing."
     draft: bool = False
+    author: str = "octocat"
+    labels: list[str] = field(default_factory=list)
+    base_ref: str = "main"
+    head_ref: str = "coupons"
 
 
 @dataclass
@@ -57,6 +64,8 @@ class FakeGitHub:
     review_comments: list[dict[str, Any]] = field(default_factory=list)
     review_reactions: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     resolved_threads: set[int] = field(default_factory=set)
+    labels: list[str] = field(default_factory=list)  # the repository's labels
+    mutations_fail: bool = False  # GraphQL mutations answer with errors
     bot_login: str = "reviewbot[bot]"
     check_runs: list[dict[str, Any]] = field(default_factory=list)
     requests: list[tuple[str, str]] = field(default_factory=list)
@@ -66,6 +75,7 @@ class FakeGitHub:
     webhook_url: str = ""  # where deliver() and redeliveries POST
     webhook_secret: str = ""
     deliveries: list[dict[str, Any]] = field(default_factory=list)  # attempts, oldest first
+    refused: list[tuple[str, str, str]] = field(default_factory=list)  # bodies GitHub refuses
     _tokens: set[str] = field(default_factory=set)
     _failures: list[tuple[str, str, int, bool, float]] = field(default_factory=list)
     held: threading.Event = field(default_factory=threading.Event)
@@ -203,6 +213,8 @@ class FakeGitHub:
             if self._app_jwt(headers) is None:
                 return _json(401, {"message": "A JSON web token could not be decoded"})
             return self._hook(method, path, query)
+        if path.startswith(f"/{self.full_name}.git/"):
+            return self._git(method, path, url.query, headers, body)
         if not self._authorized(headers):
             return _json(401, {"message": "Bad credentials"})
         if path == "/graphql" and method == "POST":
@@ -223,6 +235,12 @@ class FakeGitHub:
                 )
                 return code, {**out, "retry-after": "1"}, data
             return _json(status, {"message": "scripted failure"})
+        kind = _body_kind(method, rest)
+        if kind is not None:
+            problem = body_problem(kind, json.loads(body or b"null"))
+            if problem:
+                self.refused.append((method, rest, problem))
+                return _json(422, {"message": "Invalid request.", "errors": [problem]})
         status, out_headers, payload = self._route(method, rest, query, headers, body)
         if scripted:
             return _json(scripted[0], {"message": "scripted failure after applying"})
@@ -239,6 +257,23 @@ class FakeGitHub:
         accept = headers.get("accept", "")
         if rest == "" and method == "GET":
             return _json(200, {"full_name": self.full_name, "default_branch": "main"})
+        if (m := re.fullmatch(r"/pulls/(\d+)", rest)) and method == "PATCH":
+            pr = self.pulls[int(m.group(1))]
+            data = json.loads(body)
+            pr.body = data.get("body", pr.body)
+            pr.title = data.get("title", pr.title)
+            return _json(200, {"number": pr.number, "title": pr.title, "body": pr.body})
+        if rest == "/labels" and method == "GET":
+            listed = [{"name": name, "color": "ededed"} for name in self.labels]
+            return _json(200, listed if query.get("page", ["1"])[0] == "1" else [])
+        if (m := re.fullmatch(r"/issues/(\d+)/labels", rest)) and method == "POST":
+            pr = self.pulls[int(m.group(1))]
+            names = json.loads(body)["labels"]
+            unknown = [n for n in names if n not in self.labels]
+            if unknown:
+                return _json(422, {"message": "Validation Failed", "errors": unknown})
+            pr.labels = list(dict.fromkeys([*pr.labels, *names]))
+            return _json(200, [{"name": name} for name in pr.labels])
         if m := re.fullmatch(r"/pulls/(\d+)", rest):
             pr = self.pulls[int(m.group(1))]
             if "diff" in accept:
@@ -256,8 +291,10 @@ class FakeGitHub:
                     "body": pr.body,
                     "draft": pr.draft,
                     "state": "open",
-                    "head": {"sha": pr.head},
-                    "base": {"sha": pr.base},
+                    "head": {"sha": pr.head, "ref": pr.head_ref},
+                    "base": {"sha": pr.base, "ref": pr.base_ref},
+                    "user": {"login": pr.author, "type": "Bot" if "[bot]" in pr.author else "User"},
+                    "labels": [{"name": name} for name in pr.labels],
                 },
             )
         if m := re.fullmatch(r"/pulls/(\d+)/files", rest):
@@ -340,6 +377,49 @@ class FakeGitHub:
             return _json(200, {"permission": self.permissions.get(m.group(1), "read")})
         return _json(404, {"message": "Not Found"})
 
+    def _git(
+        self, method: str, path: str, query: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
+        """git's smart HTTP protocol, as github.com serves it at ``/owner/name.git``: the
+        real ``git http-backend`` over the test repository, behind GitHub's check of the
+        installation token (HTTP Basic, user ``x-access-token``)."""
+        auth = headers.get("authorization", "")
+        try:
+            user, _, token = base64.b64decode(auth.removeprefix("Basic ")).decode().partition(":")
+        except ValueError:
+            user, token = "", ""
+        if user != "x-access-token" or token not in self._tokens:
+            return 401, {"www-authenticate": 'Basic realm="GitHub"'}, b"Unauthorized\n"
+        scripted = self._scripted(method, path)
+        if scripted:
+            return scripted[0], {"content-type": "text/plain"}, b"scripted failure\n"
+        rest = path[len(f"/{self.full_name}.git") :]
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "GIT_PROJECT_ROOT": str(self.repo.root),
+            "GIT_HTTP_EXPORT_ALL": "1",
+            "PATH_INFO": "/.git" + rest,
+            "REQUEST_METHOD": method,
+            "QUERY_STRING": query,
+            "CONTENT_TYPE": headers.get("content-type", ""),
+            "CONTENT_LENGTH": str(len(body)),
+            "GIT_PROTOCOL": headers.get("git-protocol", ""),
+            "HTTP_CONTENT_ENCODING": headers.get("content-encoding", ""),
+            "REMOTE_ADDR": "127.0.0.1",
+        }
+        done = subprocess.run(
+            ["git", "http-backend"], input=body, capture_output=True, env=env, check=False
+        )
+        head, _, payload = done.stdout.partition(b"\r\n\r\n")
+        status, out = 200, {}
+        for line in head.decode("latin-1").split("\r\n"):
+            name, _, value = line.partition(":")
+            if name.lower() == "status":
+                status = int(value.split()[0])
+            elif name:
+                out[name.lower()] = value.strip()
+        return status, out, payload
+
     def _comparison(self, base: str, head: str) -> tuple[int, dict[str, str], bytes]:
         """GitHub's JSON comparison: ``status`` and at most ``COMPARE_MAX_FILES`` files
         (three-dot: from the merge base), 404 for an unknown commit."""
@@ -389,6 +469,16 @@ class FakeGitHub:
                         "errors": ["Pull request review thread line must be part of the diff"],
                     },
                 )
+            start = comment.get("start_line")
+            hunk = next(h for h in diff.hunks if comment["line"] in h.new_lines)
+            if start is not None and not (start < comment["line"] and start in hunk.new_lines):
+                return _json(
+                    422,
+                    {
+                        "message": "Unprocessable Entity",
+                        "errors": ["Pull request review thread start line must be in the hunk"],
+                    },
+                )
         review_id = 1000 + len(self.reviews)
         for comment in data.get("comments", []):
             self._add_review_comment(
@@ -399,6 +489,7 @@ class FakeGitHub:
                 comment["body"],
                 self.bot_login,
                 "Bot",
+                start_line=comment.get("start_line"),
             )
         review = {
             "id": review_id,
@@ -421,8 +512,10 @@ class FakeGitHub:
         login: str,
         kind: str = "User",
         in_reply_to: int | None = None,
+        start_line: int | None = None,
     ) -> dict[str, Any]:
-        """An inline comment as GitHub stores and lists it (``diff_hunk`` up to its line)."""
+        """An inline comment as GitHub stores and lists it (``diff_hunk`` up to its line;
+        ``original_*`` as of the head it was made on)."""
         pr = self.pulls[number]
         hunk = ""
         for diff in parse_diff(self.git("diff", "-M", pr.base, pr.head)):
@@ -437,8 +530,12 @@ class FakeGitHub:
             "pull_request_review_id": review_id,
             "path": path,
             "line": line,
+            "original_line": line,
+            "start_line": start_line,
+            "original_start_line": start_line,
             "side": "RIGHT",
             "commit_id": pr.head,
+            "original_commit_id": pr.head,
             "diff_hunk": hunk,
             "body": body,
             "user": {"login": login, "type": kind},
@@ -480,8 +577,14 @@ class FakeGitHub:
         return _json(201, reply)
 
     def _graphql(self, data: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
-        """The one query reviewbot sends: a PR's review threads, resolved or not."""
+        """What reviewbot sends: a PR's review threads, and ``resolveReviewThread`` (the
+        mutation as GitHub's schema has it: ``input: {threadId}``, ``thread`` back)."""
         query, variables = data.get("query", ""), data.get("variables") or {}
+        if "mutation" in query:
+            if self.mutations_fail:
+                error = {"message": "Resource not accessible by integration", "type": "FORBIDDEN"}
+                return _json(200, {"errors": [error]})
+            return self._resolve_thread(query, variables)
         if "reviewThreads" not in query or not isinstance(variables.get("number"), int):
             return _json(200, {"errors": [{"message": "unsupported query", "type": "TEST"}]})
         roots = [
@@ -491,6 +594,7 @@ class FakeGitHub:
         ]
         nodes = [
             {
+                "id": _thread_id(c["id"]),
                 "isResolved": c["id"] in self.resolved_threads,
                 "comments": {"nodes": [{"databaseId": c["id"]}]},
             }
@@ -498,6 +602,23 @@ class FakeGitHub:
         ]
         threads = {"pageInfo": {"hasNextPage": False, "endCursor": None}, "nodes": nodes}
         return _json(200, {"data": {"repository": {"pullRequest": {"reviewThreads": threads}}}})
+
+    def _resolve_thread(
+        self, query: str, variables: dict[str, Any]
+    ) -> tuple[int, dict[str, str], bytes]:
+        shape = re.sub(r"\s+", " ", query).strip()
+        expected = (
+            "mutation($threadId: ID!) { resolveReviewThread(input: {threadId: $threadId})"
+            " { thread { id isResolved } } }"
+        )
+        thread = str(variables.get("threadId", ""))
+        root = next((c["id"] for c in self.review_comments if _thread_id(c["id"]) == thread), None)
+        if shape != expected or root is None:
+            message = "Could not resolve to a node" if root is None else "unsupported mutation"
+            return _json(200, {"errors": [{"message": message, "type": "NOT_FOUND"}]})
+        self.resolved_threads.add(root)
+        resolved = {"thread": {"id": thread, "isResolved": True}}
+        return _json(200, {"data": {"resolveReviewThread": resolved}})
 
     def _files(self, pr: PullState) -> list[dict[str, Any]]:
         files = []
@@ -540,6 +661,32 @@ class FakeGitHub:
         return token in self._tokens
 
 
+_BODY_ROUTES = (
+    ("POST", re.compile(r"/pulls/\d+/reviews"), "reviews"),
+    ("PATCH", re.compile(r"/pulls/\d+"), "pull"),
+    ("POST", re.compile(r"/issues/\d+/comments"), "issue_comment"),
+    ("PATCH", re.compile(r"/issues/comments/\d+"), "issue_comment"),
+    ("POST", re.compile(r"/pulls/\d+/comments/\d+/replies"), "reply"),
+    ("POST", re.compile(r"/issues/comments/\d+/reactions"), "reaction"),
+    ("POST", re.compile(r"/issues/\d+/labels"), "labels"),
+    ("POST", re.compile(r"/check-runs"), "check_run"),
+    ("PATCH", re.compile(r"/check-runs/\d+"), "check_run"),
+)
+
+
+def _thread_id(root_comment: int) -> str:
+    """A review thread's GraphQL node id, as opaque as GitHub's."""
+    return f"PRRT_kwDO{root_comment:08d}"
+
+
+def _body_kind(method: str, rest: str) -> tuple[str, str] | None:
+    """Which body of GitHub's description a request to ``rest`` carries, if any."""
+    for route_method, pattern, kind in _BODY_ROUTES:
+        if method == route_method and pattern.fullmatch(rest):
+            return method, kind
+    return None
+
+
 def _json(status: int, data: Any) -> tuple[int, dict[str, str], bytes]:
     return status, {"content-type": "application/json"}, json.dumps(data).encode()
 
@@ -549,8 +696,11 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def _serve(self, method: str) -> None:
-        length = int(self.headers.get("content-length", "0") or 0)
-        body = self.rfile.read(length) if length else b""
+        if self.headers.get("transfer-encoding", "").lower() == "chunked":
+            body = self._chunked()
+        else:
+            length = int(self.headers.get("content-length", "0") or 0)
+            body = self.rfile.read(length) if length else b""
         headers = {k.lower(): v for k, v in self.headers.items()}
         status, out_headers, payload = self.fake.handle(method, self.path, headers, body)
         self.send_response(status)
@@ -559,6 +709,17 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("content-length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
+
+    def _chunked(self) -> bytes:
+        """A request body in chunked transfer encoding (git sends large ones so)."""
+        parts = []
+        while True:
+            size = int(self.rfile.readline().split(b";")[0].strip(), 16)
+            if size == 0:
+                self.rfile.readline()
+                return b"".join(parts)
+            parts.append(self.rfile.read(size))
+            self.rfile.readline()
 
     def do_GET(self) -> None:
         self._serve("GET")

@@ -35,12 +35,14 @@ def test_index_json_contract_then_incremental(repo: Path) -> None:
         "chunks",
         "summaries",
         "embeddings",
+        "history",
         "errors",
         "ivfflat_lists",
         "wall_seconds",
         "timings",
     }
     assert report["repo"] == "reviewbot-src"
+    assert report["history"] is None  # not a git repository
     assert report["files"]["changed"] == report["files"]["seen"] > 20
     assert report["chunks"]["added"] == report["chunks"]["total"] > 200
     assert report["embeddings"]["model"] == "hash-v1"

@@ -13,14 +13,14 @@ from app.github.client import GitHubError
 from app.review.model import ReviewModelError
 from app.runtime import Runtime
 from tests.conftest import GITHUB_INSTALLATION, GITHUB_REPO
-from tests.e2e.test_conversations import _answers, _model
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.openai_server import CHAT, FakeOpenAI
+from tests.shop_repo import answering_model, answers_posted
 
 
 @pytest.fixture
 def answering(run: Runtime, fake_openai: FakeOpenAI) -> Runtime:
-    fake_openai.chat_reply = _model
+    fake_openai.chat_reply = answering_model
     return run
 
 
@@ -46,7 +46,7 @@ def test_a_github_502_after_the_answer_was_posted_gives_one_answer(
     assert failed.value.status == 502  # transient: the job runs again
     assert _status(answering, 700) == "answering"
     assert _ask(answering) == "reconciled"
-    assert len(_answers(github)) == 1 and _status(answering, 700) == "answered"
+    assert len(answers_posted(github.comments)) == 1 and _status(answering, 700) == "answered"
     assert _ask(answering) == "done"
 
 
@@ -61,7 +61,7 @@ def test_a_worker_killed_before_it_recorded_the_answer_does_not_answer_twice(
     with answering.engine.begin() as conn:  # as if the worker died right after posting
         conn.execute(text("UPDATE conversations SET status = 'answering'"))
     assert _ask(answering) == "reconciled"
-    assert len(_answers(github)) == 1
+    assert len(answers_posted(github.comments)) == 1
 
 
 def test_a_failing_model_leaves_the_question_to_the_retry(
@@ -70,10 +70,10 @@ def test_a_failing_model_leaves_the_question_to_the_retry(
     fake_openai.down = True
     with pytest.raises(ReviewModelError) as failed:
         _ask(answering)
-    assert failed.value.status == 503 and _answers(github) == []
+    assert failed.value.status == 503 and answers_posted(github.comments) == []
     fake_openai.down = False
     assert _ask(answering) == "answered"
-    assert len(_answers(github)) == 1
+    assert len(answers_posted(github.comments)) == 1
 
 
 def test_a_reply_under_someone_elses_or_a_deleted_comment_is_not_answered(

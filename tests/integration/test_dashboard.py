@@ -445,3 +445,26 @@ def _pr(row: str) -> int:
 def _next(html: str) -> str | None:
     found = re.search(r'rel="next" href="([^"]+)"', html)
     return found.group(1).replace("&amp;", "&") if found else None
+
+
+def test_overview_shows_spend_against_each_budget(
+    admin_settings: Settings, engine: Engine, seeded: Seeded
+) -> None:
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO pr_usage (repository_id, pr_number, tokens, budget_note)"
+                " VALUES (:r, 7, 12345, 'pr:pr'), (:r, 8, 99, NULL)"
+            ),
+            {"r": seeded.shop_id},
+        )
+    budgets = admin_settings.model_copy(
+        update={"budget_tokens_per_day": 2_000_000, "budget_tokens_per_pr": 10_000}
+    )
+    with TestClient(create_app(budgets, engine), follow_redirects=False) as client:
+        page = signed_in(client).get("/admin")
+    installations = [r.lstrip("> ").strip() for r in _rows(page.text, "budget-installations")]
+    # today's PR work of installation 4242: 450,000 of gpt-4o and 1,000,000 of llama-local
+    assert installations == ["4242 1,450,000 72%"]
+    pulls = [r.lstrip("> ").strip() for r in _rows(page.text, "budget-pulls")]
+    assert pulls[0] == f"{SHOP}#7 12,345 123% pr:pr" and pulls[1].startswith(f"{SHOP}#8 99 0%")

@@ -15,7 +15,7 @@ from app.diff.parse import parse_diff
 from app.llm.client import make_openai_client
 from app.retrieval.queries import describe_change_with_llm
 from tests.fakes.openai_server import CHAT, FakeOpenAI
-from tests.unit.test_retrieval_parts import DIFF, NEW, OLD
+from tests.support.billing import DIFF, NEW, OLD
 
 
 def _describe(settings: Settings) -> str | None:

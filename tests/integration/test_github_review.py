@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import Engine, text
 
-from app.flows.review import review_pull_request, run_command
+from app.flows.commands import run_command
+from app.flows.review import review_pull_request
 from app.github.client import GitHubError
 from app.jobs.retry import is_transient
 from app.review.model import ReviewFormatError
@@ -90,7 +91,27 @@ def test_lost_response_after_posting_is_reconciled_not_reposted(
     assert len(github.reviews) == 1  # GitHub did create it
     assert review_pull_request(run, REPO, INSTALLATION, 7) == "reconciled"
     assert len(github.reviews) == 1
-    assert reviews_in_db(run.engine)[0][2] == "posted"
+    # recorded as if this attempt had posted it: its id, and its finding's fingerprint
+    assert reviews_in_db(run.engine) == [
+        (7, github.pulls[7].head, "posted", github.reviews[0]["id"], 1)
+    ]
+    # so a push does not repeat the finding
+    repo = github.repo
+    repo.write("shop/checkout.py", CHECKOUT_V2 + "\n\ndef refund(cart):\n    return 0\n")
+    github.pulls[7].head = repo.commit("Add refunds")
+    assert review_pull_request(run, REPO, INSTALLATION, 7) == "posted"
+    assert github.reviews[-1]["comments"] == []
+
+
+def test_a_review_whose_comments_went_into_its_body_is_reconciled_with_them(
+    run: Runtime, github: FakeGitHub
+) -> None:
+    github.fail_next("POST", "/pulls/7/reviews", [422])
+    github.fail_next("POST", "/pulls/7/reviews", [502], apply=True)
+    with pytest.raises(GitHubError, match="HTTP 502"):
+        review_pull_request(run, REPO, INSTALLATION, 7)
+    assert review_pull_request(run, REPO, INSTALLATION, 7) == "reconciled"
+    assert reviews_in_db(run.engine)[0][2:] == ("posted", github.reviews[0]["id"], 1)
 
 
 def test_diff_too_large_for_github_is_rebuilt_from_files(run: Runtime, github: FakeGitHub) -> None:

@@ -6,7 +6,7 @@ from sqlalchemy import Engine, text
 from app.api.main import create_app
 from app.config import Settings
 from app.db.engine import DatabaseTarget, make_engine, parse_database_url
-from tests.e2e.test_github_app import wait_for
+from tests.support.app import wait_for
 
 
 def test_healthz_reports_postgres_and_pgvector(settings: Settings, engine: Engine) -> None:

@@ -312,7 +312,7 @@ def test_tarball_is_indexed_streamed_and_an_over_limit_one_fails_whole(
     files = {f"shop/m{i}.py": f"def f{i}(x):\n    return x + {i}\n".encode() for i in range(6)}
 
     def index(data: bytes, limits: ArchiveLimits) -> IndexReport:
-        source = TarballSource("acme/shop@main", data, None, limits)
+        source = TarballSource("acme/shop@main", io.BytesIO(data), None, limits)
         return Indexer(engine, REPO, source, embedder=HashEmbedder()).run()
 
     first = index(_tarball(files, good), ArchiveLimits())

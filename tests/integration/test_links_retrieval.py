@@ -12,16 +12,19 @@ from sqlalchemy.exc import OperationalError
 
 from app.config import Settings
 from app.db import vector_index
+from app.db.engine import DatabaseTarget, make_engine, parse_database_url
 from app.diff.apply import apply_hunks
 from app.diff.changed import changed_functions
 from app.diff.parse import FileDiff, parse_diff
 from app.indexing.embedder import HashEmbedder
 from app.indexing.indexer import Indexer
 from app.indexing.links import IMPORTED, LOCAL
-from app.retrieval import retrieve
+from app.retrieval.candidates import SECONDARY_CHANGE_WEIGHT, SearchInput, function_evidence
 from app.retrieval.links import SAME_FILE_WEIGHT, TYPE_ONLY_WEIGHT
 from app.retrieval.queries import heuristic_queries
-from app.retrieval.retrieve import SECONDARY_CHANGE_WEIGHT, ContextResult, retrieve_context
+from app.retrieval.retrieve import ContextResult, build_queries, retrieve_context
+from app.retrieval.search import indexed_repository
+from tests.fakes.loopback import free_port
 
 FILES = {
     "pkg/__init__.py": "from .money import to_cents\n\n__all__ = ['to_cents']\n",
@@ -315,32 +318,27 @@ def test_one_vector_query_per_function_holds_both_of_its_views(
 
 
 def test_full_text_on_its_own_connection_finds_what_it_finds_inline(
-    engine: Engine, settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, tmp_path: Path
 ) -> None:
-    """The lexical statement runs on a second connection while the others run: the context
-    is the one a single connection gives, and its failure is the review's failure."""
+    """The lexical statement runs on a second connection while the others run: the
+    evidence is what a single connection gives, and its failure is the review's failure."""
     _write(tmp_path, _many_callers(6))
     _index(engine, tmp_path)
-    apart = _context(engine, tmp_path, settings, _change_callers(6))
-    inline = retrieve._function_scores
-    monkeypatch.setattr(
-        retrieve,
-        "_function_scores",
-        lambda *args: inline(*args[:8]),  # without the engine: one connection
+    diffs = parse_diff(_change_callers(6).encode())
+    changed = changed_functions(diffs, _reader(tmp_path, diffs))
+    search = SearchInput(changed, build_queries(changed, diffs), [], HashEmbedder().model)
+    signals = {"lexical", "structural"}
+    with engine.begin() as conn:
+        repo_id = indexed_repository(conn, "shop", HashEmbedder().model)
+        apart = function_evidence(conn, repo_id, search, [], signals, 20, engine)
+        inline = function_evidence(conn, repo_id, search, [], signals, 20)
+    assert apart == inline
+    assert any(e.lexical for found in apart for e in found.values())
+    nowhere = make_engine(
+        DatabaseTarget(parse_database_url(f"postgresql://x@127.0.0.1:{free_port()}/x"), False)
     )
-    together = _context(engine, tmp_path, settings, _change_callers(6))
-    assert [(c.chunk_id, c.signals) for c in apart.context] == [
-        (c.chunk_id, c.signals) for c in together.context
-    ]
-    assert any("lexical" in c.signals for c in apart.context)
-    monkeypatch.setattr(retrieve, "_function_scores", inline)
-
-    def broken(*args: object) -> list[list[int]]:
-        raise OperationalError("SELECT", {}, Exception("server closed the connection"))
-
-    monkeypatch.setattr(retrieve, "lexical_signals", broken)
-    with pytest.raises(OperationalError):
-        _context(engine, tmp_path, settings, _change_callers(6))
+    with engine.begin() as conn, pytest.raises(OperationalError):
+        function_evidence(conn, repo_id, search, [], signals, 20, nowhere)
 
 
 def test_the_first_index_run_refreshes_the_planners_statistics(

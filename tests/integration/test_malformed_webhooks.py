@@ -61,6 +61,11 @@ BAD_FIELDS: list[tuple[str, Any]] = [
     ("repository", 7),
     ("repository.full_name", 7),
     ("repository.full_name", "a/" + "b" * 300),
+    ("repository.full_name", "evil/../../x"),  # would become GET /repos/evil/../../x
+    ("repository.full_name", "evil/.."),
+    ("repository.full_name", "no-slash"),
+    ("repository.full_name", "a/b/c"),
+    ("repository.full_name", "-x/shop"),
     ("repository.default_branch", ["main"]),
     ("pull_request", "7"),
     ("pull_request", [7]),
@@ -78,6 +83,7 @@ BAD_FIELDS: list[tuple[str, Any]] = [
     ("repositories", "acme/shop"),
     ("repositories", [1, 2]),
     ("repositories_added", [{"full_name": 5}]),
+    ("repositories_added", [{"full_name": "acme/../../x"}]),
 ]
 
 

@@ -8,8 +8,9 @@ from sqlalchemy import text
 
 from app.flows.redelivery import recover_missed_deliveries
 from app.runtime import Runtime
-from tests.e2e.test_github_app import SECRET, free_port, pr_event
 from tests.fakes.github_server import FakeGitHub
+from tests.fakes.loopback import free_port
+from tests.support.app import SECRET, pr_event
 
 
 def test_a_redelivery_in_flight_is_not_asked_for_twice(run: Runtime, github: FakeGitHub) -> None:

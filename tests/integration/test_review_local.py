@@ -148,7 +148,16 @@ def test_cli_context_json_contract(
     )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert set(data) == {"changed", "context", "tokens_used", "budget", "token_counter", "timings"}
+    assert set(data) == {
+        "changed",
+        "skipped",
+        "context",
+        "tokens_used",
+        "budget",
+        "token_counter",
+        "timings",
+    }
+    assert data["skipped"] == []
     timings = data["timings"]
     assert set(timings) == {"embedding_s", "database_s", "total_s"}
     assert timings["total_s"] >= timings["embedding_s"] + timings["database_s"] > 0
@@ -163,8 +172,10 @@ def test_cli_context_json_contract(
         "score",
         "tokens",
         "signals",
+        "why",
     }
     assert data["context"][0]["symbol_name"] == "apply_discount"
+    assert data["context"][0]["why"][0] == "called by the change"
 
 
 def test_cli_review_dry_run_json(
@@ -279,7 +290,11 @@ def test_llama_cpp_like_server_reviews_through_its_quirks(
     formats = [(b.get("response_format") or {}).get("type") for b in reviews]
     assert formats == ["json_schema", "json_object", "json_object"]  # probed once, remembered
     # JSON mode held to the review's schema (llama-cpp-python turns it into a grammar)
-    assert reviews[1]["response_format"]["schema"]["required"] == ["summary", "comments"]
+    assert reviews[1]["response_format"]["schema"]["required"] == [
+        "summary",
+        "walkthrough",
+        "comments",
+    ]
     assert all(b["max_tokens"] == llm_settings.review_max_tokens for b in reviews)
     assert all(b.get("max_tokens") for b in fake_openai.bodies(CHAT))  # summaries too
     assert len(first.comments) == len(second.comments) == 1

@@ -142,4 +142,4 @@ def test_the_review_shows_its_evidence_and_nothing_the_model_wrote_can_ping_or_i
     assert link in used  # the callee, at the lines of the commit the index holds
     # the inline comment that depends on it links to it
     assert f"[`shop/pricing.py:4-6`]({link}4-L6)" in review["comments"][0]["body"]
-    assert "`apply_discount` (linked" in used
+    assert "`apply_discount` (called by the change" in used

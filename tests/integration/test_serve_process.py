@@ -11,8 +11,9 @@ import httpx
 import pytest
 
 from app.db.embedded import HANDLES_FILE, PGDATA_DIRNAME
-from tests.e2e.test_github_app import free_port, wait_for
+from tests.fakes.loopback import free_port
 from tests.processes import clean_env, wait_until_gone
+from tests.support.app import wait_for
 
 pytestmark = pytest.mark.slow
 

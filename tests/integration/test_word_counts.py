@@ -121,5 +121,7 @@ def test_the_count_is_redone_only_when_the_repository_grew_or_shrank_enough(
     write_functions(root, 3)  # below the minimum: every word is kept again
     index(engine, root)
     with engine.connect() as conn:
-        assert wc.word_counts(conn, repo_id, {"dispatch"}) == wc.NOT_COUNTED
+        small = wc.word_counts(conn, repo_id, {"dispatch"})
+    assert (small.total, small.counts) == (0, {})  # not counted: every word is kept
+    assert small.documents == 4  # but BM25 still knows the repository's size
     assert counted_at() == 0 and stored() == 0

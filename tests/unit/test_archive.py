@@ -188,8 +188,9 @@ def test_tarball_source_reports_git_commit_and_config() -> None:
                 info.type = tarfile.DIRTYPE
             info.size = len(body)
             tar.addfile(info, io.BytesIO(body))
+    buffer.seek(0)
     source = TarballSource(
-        "acme/shop@main", buffer.getvalue(), b'[index]\nexclude = ["x/**"]\n', ArchiveLimits()
+        "acme/shop@main", buffer, b'[index]\nexclude = ["x/**"]\n', ArchiveLimits()
     )
     config = source.config()
     assert config.exclude == ("x/**",)

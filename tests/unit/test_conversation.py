@@ -1,7 +1,7 @@
 """Questions in a PR's conversation: what counts as `/ask`, how the question is fenced
 as data, and how citations become links."""
 
-from app.retrieval.ranking import ContextChunk
+from app.retrieval.ranking import ContextChunk, Evidence
 from app.review.conversation import (
     Question,
     answer_markdown,
@@ -57,7 +57,7 @@ def test_the_answer_lists_the_code_it_searched_and_carries_its_marker() -> None:
         summary=None,
         code="def apply_discount(): ...",
         score=1.0,
-        signals=("vector",),
+        evidence=Evidence(vector=1.0),
     )
     body = answer_markdown("Look at shop/pricing.py:5 <b>now</b>", [chunk], [], link, 42)
     assert "[`shop/pricing.py:5`](https://gh/shop/pricing.py#L5-L5)" in body

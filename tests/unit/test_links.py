@@ -386,3 +386,57 @@ def test_file_versions_are_read_concurrently_and_each_once() -> None:
     assert [c.file_path for c in changed] == files  # in diff order
     assert sorted(reads) == sorted({(f, s) for f in files for s in ("old", "new")})
     assert most > 1
+
+
+def test_base_classes_and_implemented_interfaces_are_extends_links() -> None:
+    python = _links(
+        "httpx/_client.py",
+        "from ._base import BaseClient\nimport abc\n\n\n"
+        "class Client(BaseClient, abc.ABC, metaclass=Meta):\n    pass\n",
+    )
+    assert _targets(python, "BaseClient", "extends") == {
+        ("module", "httpx/_base.py"),
+        ("module", "httpx/_base/__init__.py"),
+    }
+    assert _targets(python, "ABC", "extends")
+    assert not _targets(python, "Meta", "extends")  # a keyword, not a base
+    typescript = _links(
+        "src/disk.ts",
+        "import { BaseStore } from './base'\n"
+        "export class DiskStore extends BaseStore<string> implements Store {}\n"
+        "interface Cache extends Store {}\n",
+    )
+    assert ("stem", "src/base") in _targets(typescript, "BaseStore", "extends")
+    assert _targets(typescript, "Store", "extends") == {("name", None)}
+    assert not _targets(typescript, "string", "extends")  # a type argument
+
+
+def test_go_interfaces_declare_their_methods_and_types_embed() -> None:
+    links = _links(
+        "zapcore/core.go",
+        'package zapcore\n\nimport "go.uber.org/zap/internal/pool"\n\n'
+        "type Core interface {\n\tLevelEnabler\n\tWrite(Entry, []Field) error\n"
+        "\tSync() error\n}\n\n"
+        'type ioCore struct {\n\tpool.Pooled\n\tLevelEnabler\n\tout WriteSyncer `json:"o"`\n}\n',
+    )
+    declared = {(k.name, k.qualifier) for k in links if k.kind == "declares"}
+    assert declared == {("Write", "Core"), ("Sync", "Core")}
+    assert _targets(links, "LevelEnabler", "extends") == {("dir", "zapcore")}
+    assert _targets(links, "Pooled", "extends") == {("package", "go.uber.org/zap/internal/pool")}
+    assert not _targets(links, "WriteSyncer", "extends")  # a named field
+
+
+def test_go_calls_through_a_parameter_of_an_imported_type_link_to_its_package() -> None:
+    links = _links(
+        "middleware/logger.go",
+        'package middleware\n\nimport "github.com/labstack/echo/v4"\n\n'
+        "func Logger(next echo.HandlerFunc) echo.HandlerFunc {\n"
+        "\treturn func(c echo.Context) error {\n\t\treq := c.Request()\n"
+        "\t\treturn next(c)\n\t}\n}\n\n"
+        "func bind(c *Context) { c.Bind(nil) }\n",
+    )
+    # c is an echo.Context: its Request is echo's (the interface's implementations)
+    assert _targets(links, "Request") == {("package", "github.com/labstack/echo/v4")}
+    # a parameter of this package's type: this package's Bind, not a guess
+    bind = [k for k in links if k.name == "Bind"]
+    assert [(k.match, k.target, k.confidence) for k in bind] == [("dir", "middleware", 0.8)]

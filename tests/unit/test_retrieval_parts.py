@@ -1,4 +1,4 @@
-"""Pure parts of retrieval: queries, fusion, ranking, packing."""
+"""Pure parts of retrieval: queries, evidence, ranking, packing."""
 
 from dataclasses import replace
 
@@ -9,30 +9,17 @@ from hypothesis import strategies as st
 from app.diff.changed import changed_functions
 from app.diff.parse import parse_diff
 from app.llm.tokens import estimate_tokens
-from app.retrieval.fusion import interleave, reciprocal_rank_fusion
 from app.retrieval.queries import diff_identifiers, heuristic_queries
 from app.retrieval.ranking import (
-    LINK_SHARED_BONUS,
     ContextChunk,
-    FunctionScores,
-    merge_function_scores,
+    Evidence,
+    RankingWeights,
+    merge_evidence,
     pack,
     rank_context,
+    render_context_block,
 )
-
-DIFF = """diff --git a/billing.py b/billing.py
---- a/billing.py
-+++ b/billing.py
-@@ -1,2 +1,2 @@
- def charge(customer, amount):
--    return gateway.charge(customer.card, amount)
-+    return payments_client.capture(customer.card_token, amount)
-"""
-OLD = b"def charge(customer, amount):\n    return gateway.charge(customer.card, amount)\n"
-NEW = (
-    b"def charge(customer, amount):\n"
-    b"    return payments_client.capture(customer.card_token, amount)\n"
-)
+from tests.support.billing import DIFF, NEW, OLD
 
 
 def _changed():  # type: ignore[no-untyped-def]
@@ -53,20 +40,8 @@ def test_queries_describe_the_function_and_the_change() -> None:
     assert "About capture card charge client gateway payments token." in change.text
 
 
-def test_rrf_rewards_agreement_between_signals() -> None:
-    scores = reciprocal_rank_fusion({"vector": [1, 2, 3], "lexical": [3, 4], "structural": [3]})
-    assert max(scores, key=scores.__getitem__) == 3
-    assert scores[1] == 1 / 61
-    assert scores[3] == 1 / 63 + 1 / 61 + 1 / 61
-
-
-def test_interleave_takes_lists_in_turn() -> None:
-    scores = interleave({"a": [1, 2], "b": [3, 1, 4]})
-    assert sorted(scores, key=lambda k: -scores[k]) == [1, 3, 2, 4]
-
-
 def _chunk(
-    cid: int, path: str, start: int, end: int, score: float, code: str = "x"
+    cid: int, path: str, start: int, end: int, score: float, code: str = "x", **evidence: float
 ) -> ContextChunk:
     return ContextChunk(
         cid,
@@ -80,36 +55,63 @@ def _chunk(
         "summary",
         code,
         score=score,
+        evidence=Evidence(**evidence) if evidence else Evidence(lexical=score),  # type: ignore[arg-type]
     )
 
 
-def test_merge_counts_functions_and_sums_scores() -> None:
-    merged = merge_function_scores(
+def test_evidence_of_several_functions_keeps_the_best_of_each_signal() -> None:
+    merged = merge_evidence(
         [
-            FunctionScores({7: 0.5}, {9: 0.8}, {7: {"vector"}, 9: {"structural"}}),
-            FunctionScores({7: 0.25, 8: 0.1}, {9: 0.6}, {7: {"lexical"}}),
+            {7: Evidence(vector=0.5), 9: Evidence(callee=0.8)},
+            {7: Evidence(lexical=0.25), 8: Evidence(lexical=0.1), 9: Evidence(caller=0.6)},
         ]
     )
-    assert merged[7].score == 0.75 and merged[7].found_for == 2
-    assert merged[7].signals == {"vector", "lexical"}
-    assert merged[8].found_for == 1 and merged[8].link_score == 0
-    # the best link, plus a bonus for the second function linked to it
-    assert merged[9].link_score == pytest.approx(0.8 + LINK_SHARED_BONUS)
+    assert merged[7] == Evidence(vector=0.5, lexical=0.25, found_for=2)
+    assert merged[7].signals == ("lexical", "vector")
+    assert merged[8].found_for == 1 and merged[8].link == 0
+    assert merged[9].link == 0.8 and merged[9].found_for == 2
 
 
-def test_links_rank_first_and_code_before_tests_and_docs() -> None:
-    fused_best = _chunk(1, "pkg/a.py", 1, 5, 0.9)
-    linked = replace(_chunk(2, "pkg/b.py", 1, 5, 0.0), link_score=0.4)
-    better_link = replace(_chunk(3, "pkg/c.py", 1, 5, 0.0), link_score=0.9)
-    linked_test = replace(_chunk(4, "tests/test_b.py", 1, 5, 0.5), link_score=1.0, secondary=True)
-    ranked = rank_context([fused_best, linked, better_link, linked_test], max_per_file=3)
-    assert [c.chunk_id for c in ranked] == [3, 2, 1, 4]
+def test_one_score_weighs_every_kind_of_evidence() -> None:
+    weights = RankingWeights(
+        link=1.0, cochange=0.5, sibling=0.25, lexical=0.2, vector=0.1, shared=0.05
+    )
+    evidence = Evidence(callee=0.8, cochange=0.4, sibling=1.0, lexical=1.0, vector=0.5, found_for=3)
+    assert weights.score(evidence) == pytest.approx(0.8 + 0.2 + 0.25 + 0.2 + 0.05 + 0.1)
+    assert weights.score(Evidence(caller=0.9)) > weights.score(Evidence(lexical=1.0, vector=1.0))
 
 
-def test_linked_chunks_are_not_capped_per_file() -> None:
-    chunks = [replace(_chunk(i, "a.py", i * 10, i * 10 + 5, 0.0), link_score=0.5) for i in range(5)]
-    chunks.append(_chunk(9, "a.py", 100, 105, 0.9))  # unlinked: the cap counts linked ones too
-    ranked = rank_context(chunks, max_per_file=2)
+def test_each_item_says_why_it_is_there() -> None:
+    evidence = Evidence(callee=0.9, cochange=0.5, together=3, sibling=0.6, sibling_kind="pair")
+    assert evidence.reasons() == [
+        "called by the change",
+        "the other half of a pair",
+        "changed together 3 times",
+    ]
+    assert Evidence(caller=0.5, cochange=0.1, together=1).reasons() == [
+        "calls the changed code",
+        "changed together once",
+    ]
+    block = render_context_block(_chunk(1, "a.py", 1, 2, 1.0, caller=0.5))
+    assert "\nWhy: calls the changed code.\n" in block
+
+
+def test_code_before_tests_and_docs_and_by_score_within() -> None:
+    lexical_best = _chunk(1, "pkg/a.py", 1, 5, 0.9)
+    linked = _chunk(2, "pkg/b.py", 1, 5, 0.4, callee=0.4)
+    better_link = _chunk(3, "pkg/c.py", 1, 5, 1.2, callee=0.9)
+    linked_test = replace(_chunk(4, "tests/test_b.py", 1, 5, 2.0, callee=1.0), secondary=True)
+    ranked = rank_context([lexical_best, linked, better_link, linked_test], max_per_file=3)
+    assert [c.chunk_id for c in ranked] == [3, 1, 2, 4]
+
+
+def test_related_chunks_are_not_capped_per_file() -> None:
+    related = [
+        _chunk(i, "a.py", i * 10, i * 10 + 5, 0.5, **{kind: 0.5})
+        for i, kind in enumerate(("callee", "caller", "cochange", "sibling", "callee"))
+    ]
+    related.append(_chunk(9, "a.py", 100, 105, 0.1))  # only alike: the cap counts all
+    ranked = rank_context(related, max_per_file=2)
     assert [c.chunk_id for c in ranked] == [0, 1, 2, 3, 4]
 
 

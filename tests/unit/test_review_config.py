@@ -21,6 +21,15 @@ drafts = true
 max_comments = 5
 min_severity = "minor"
 language = "German"
+describe = "replace"
+labels = true
+gate = "critical"
+max_review_calls = 3
+budget_tokens_per_pr = 50000
+ignore_authors = ["ci-bot"]
+ignore_labels = ["wip"]
+ignore_branches = ["release/*"]
+ignore_title = "^WIP"
 
 [[review.path_instructions]]
 path = "migrations/**"
@@ -47,6 +56,10 @@ def test_every_key_is_read() -> None:
     assert "Every migration must be reversible." in policy
     assert "Check the links." not in policy  # no docs/ file in this diff
     assert "in German" in policy
+    assert (config.describe, config.labels, config.gate) == ("replace", True, "critical")
+    assert (config.max_review_calls, config.budget_tokens_per_pr) == (3, 50000)
+    assert config.ignore_authors == ("ci-bot",) and config.ignore_labels == ("wip",)
+    assert (config.ignore_branches, config.ignore_title) == (("release/*",), "^WIP")
 
 
 def test_no_table_is_the_defaults() -> None:
@@ -70,6 +83,13 @@ def test_no_table_is_the_defaults() -> None:
         ),
         (f'[review]\ninstructions = "{"x" * 4001}"\n', "review.instructions is longer than"),
         ("review = 3\n", "[review] must be a table"),
+        ('[review]\ndescribe = "always"\n', "review.describe must be one of off, append, replace"),
+        ('[review]\ngate = "high"\n', "review.gate must be one of off, nit, minor, major"),
+        ("[review]\nmax_review_calls = 0\n", "review.max_review_calls must be an integer from 1"),
+        ("[review]\nbudget_tokens_per_pr = -5\n", "review.budget_tokens_per_pr must be"),
+        ("[review]\nlabels = 1\n", "review.labels must be true or false"),
+        ('[review]\nignore_labels = "wip"\n', "review.ignore_labels must be a list of strings"),
+        ('[review]\nignore_title = "(unclosed"\n', "review.ignore_title is not a regular"),
         ("[review\n", "invalid TOML"),
     ],
 )
@@ -80,7 +100,8 @@ def test_a_bad_file_names_the_key_and_the_problem(text: str, said: str) -> None:
 
 
 def test_check_knows_every_table() -> None:
-    assert len(check_config(FULL, "t.toml")) == 2
+    said = check_config(FULL, "t.toml")
+    assert len(said) == 4 and "gate critical" in said[2] and "ignore_title '^WIP'" in said[3]
     with pytest.raises(ConfigError, match="unknown tables reviews"):
         check_config("[reviews]\n", "t.toml")
     with pytest.raises(ConfigError, match=r"unknown keys in \[index\]"):
@@ -97,6 +118,22 @@ def test_config_check_command(tmp_path: Path) -> None:
     failed = runner.invoke(cli, ["config", "check", str(bad)])
     assert isinstance(failed.exception, ConfigError)
     assert "review.min_severity" in str(failed.exception)
+
+
+def test_config_check_of_a_folder_reads_its_reviewbot_toml(tmp_path: Path) -> None:
+    (tmp_path / ".reviewbot.toml").write_text(FULL)
+    runner = CliRunner()
+    ok = runner.invoke(cli, ["config", "check", str(tmp_path)])
+    assert ok.exit_code == 0 and f"{tmp_path / '.reviewbot.toml'}: ok" in ok.stdout
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    missing = runner.invoke(cli, ["config", "check", str(empty)])
+    assert str(missing.exception) == f"{empty / '.reviewbot.toml'} does not exist"
+
+
+def test_config_help_shows_the_table_names() -> None:
+    shown = CliRunner().invoke(cli, ["config", "--help"], terminal_width=200).stdout
+    assert "[index] and [review]" in shown
 
 
 def test_the_policy_is_fenced_and_labelled_and_cannot_close_its_fence() -> None:

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.diff.parse import parse_diff
+from app.flows.review import inline_comment
 from app.llm.tokens import estimate_tokens, token_counter
 from app.retrieval.ranking import ContextChunk
 from app.review.comments import (
@@ -159,6 +160,46 @@ def test_comments_on_diff_lines_are_kept_and_near_misses_snapped(diffs) -> None:
         "nope.py:1 Unknown file: x",
     ]
     assert result.dropped == 3  # praise, repeat, garbage
+
+
+def _ranged(start: int, line: int, suggestion: str | None) -> dict[str, object]:
+    return {
+        "path": "app/orders.py",
+        "line": line,
+        "start_line": start,
+        "severity": "major",
+        "title": f"Range {start}-{line}",
+        "body": "Tax and total together.",
+        "suggestion": suggestion,
+    }
+
+
+def test_a_multi_line_suggestion_inside_one_hunk_keeps_its_range(diffs) -> None:  # type: ignore[no-untyped-def]
+    fix = "        tax = self.tax.rate(subtotal) or 0\n        return subtotal + tax"
+    [comment] = validate_comments([_ranged(12, 13, fix)], diffs, 10).comments
+    assert (comment.start_line, comment.line, comment.suggestion) == (12, 13, fix)
+    posted = inline_comment(comment)
+    assert (posted["start_line"], posted["start_side"], posted["line"]) == (12, "RIGHT", 13)
+    assert f"\n```suggestion\n{fix}\n```\n" in posted["body"]
+
+
+def test_a_range_that_leaves_its_hunk_never_reaches_github(diffs) -> None:  # type: ignore[no-untyped-def]
+    # starts before the hunk (new lines 10-16): a suggestion would replace lines the
+    # diff does not hold, so it is shown as plain code on a one-line comment
+    [with_fix] = validate_comments([_ranged(8, 13, "pass")], diffs, 10).comments
+    assert (with_fix.start_line, with_fix.line, with_fix.suggestion) == (None, 13, None)
+    posted = inline_comment(with_fix)
+    assert "start_line" not in posted and "```suggestion" not in posted["body"]
+    assert "A possible fix" in posted["body"] and "\npass\n" in posted["body"]
+    # without a suggestion the range is only a highlight: cut to the hunk
+    [plain] = validate_comments([_ranged(8, 13, None)], diffs, 10).comments
+    assert (plain.start_line, plain.line) == (10, 13)
+    # across two hunks (the second holds new lines 41-42)
+    [across] = validate_comments([_ranged(13, 42, "raise")], diffs, 10).comments
+    assert (across.start_line, across.line, across.code) == (None, 42, "raise")
+    # a start after the line, or on it, is no range
+    [backwards] = validate_comments([_ranged(14, 13, "x")], diffs, 10).comments
+    assert (backwards.start_line, backwards.suggestion) == (None, "x")
 
 
 def test_cap_moves_the_least_severe_to_the_summary(diffs) -> None:  # type: ignore[no-untyped-def]

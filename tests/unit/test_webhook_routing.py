@@ -11,8 +11,13 @@ def jobs(event: str, name: str, **changes: object):  # type: ignore[no-untyped-d
     return router.jobs_for(EventContext(event, data.get("action"), data))
 
 
-def test_pull_request_opened_asks_for_one_coalescing_review() -> None:
-    [job] = jobs("pull_request", "pull_request.opened")
+def test_pull_request_opened_asks_for_one_coalescing_review_and_a_description() -> None:
+    job, describe = jobs("pull_request", "pull_request.opened")
+    assert (describe.task, describe.lock) == (
+        "describe_pull_request",
+        "describe:Codertocat/Hello-World#2",
+    )
+    assert describe.queueing_lock == describe.lock  # a burst of pushes: one description
     assert job.task == "review_pull_request"
     assert job.args == {
         "repo": "Codertocat/Hello-World",
@@ -25,7 +30,10 @@ def test_pull_request_opened_asks_for_one_coalescing_review() -> None:
 
 @pytest.mark.parametrize("name", ["pull_request.synchronize", "pull_request.ready_for_review"])
 def test_other_review_triggers(name: str) -> None:
-    assert [j.task for j in jobs("pull_request", name)] == ["review_pull_request"]
+    assert [j.task for j in jobs("pull_request", name)] == [
+        "review_pull_request",
+        "describe_pull_request",
+    ]
 
 
 def test_closed_prs_are_not_reviewed_and_drafts_are_left_to_the_job() -> None:
@@ -34,7 +42,7 @@ def test_closed_prs_are_not_reviewed_and_drafts_are_left_to_the_job() -> None:
     [closed] = jobs("pull_request", "pull_request.closed")
     assert closed.task == "collect_feedback"  # not a review: what people made of ours
     assert closed.args["pr_number"] == 2 and closed.lock == closed.queueing_lock
-    [draft] = jobs("pull_request", "pull_request.opened", **{"pull_request.draft": True})
+    draft, _ = jobs("pull_request", "pull_request.opened", **{"pull_request.draft": True})
     assert draft.task == "review_pull_request"
 
 
@@ -81,6 +89,34 @@ def test_review_command_on_a_pr_comment() -> None:
         )
         == []
     )
+
+
+@pytest.mark.parametrize("command", ["describe", "help", "reindex"])
+def test_other_commands_on_a_pr_comment(command: str) -> None:
+    pr_issue = {"url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/1"}
+    [job] = jobs(
+        "issue_comment",
+        "issue_comment.created",
+        **{"comment.body": f"/{command}", "issue.pull_request": pr_issue},
+    )
+    assert job.task == "pr_command" and job.args["command"] == command
+
+
+def test_a_resolve_reply_in_a_thread_is_not_a_question() -> None:
+    said = {"installation": {"id": 1}, "comment.in_reply_to_id": 41}
+    assert jobs(
+        "pull_request_review_comment",
+        "pull_request_review_comment.created",
+        **said,
+        **{"comment.body": " /resolve "},
+    ) == []
+    [reply] = jobs(
+        "pull_request_review_comment",
+        "pull_request_review_comment.created",
+        **said,
+        **{"comment.body": "why?"},
+    )
+    assert reply.task == "answer_reply"
 
 
 def test_ask_on_a_pr_comment_and_replies_in_review_threads() -> None:

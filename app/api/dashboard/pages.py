@@ -19,7 +19,7 @@ from app.db.queries.index_runs import index_run_page
 from app.db.queries.jobs import STATUSES, job_counts, job_page
 from app.db.queries.repositories import repository, repository_page, totals
 from app.db.queries.reviews import review_counts, review_page
-from app.db.queries.usage import daily_usage
+from app.db.queries.usage import daily_usage, installations_today, top_pull_requests
 from app.errors import ReviewbotError
 from app.indexing.embedder import select_embedder
 from app.indexing.store import find_repository
@@ -49,6 +49,7 @@ def overview(
     with engine.connect() as conn:
         found, reviews, jobs = totals(conn), review_counts(conn), job_counts(conn)
         usage = daily_usage(conn, SPEND_DAYS)
+        installations, pulls = installations_today(conn), top_pull_requests(conn)
     spend = spend_by_day(usage, model_prices(settings), datetime.now(UTC).date(), SPEND_DAYS)
     context = _page(
         operator,
@@ -58,6 +59,10 @@ def overview(
         jobs=jobs,
         spend=spend,
         chart=spend_chart(spend),
+        installations=installations,
+        pulls=pulls,
+        per_day=settings.budget_tokens_per_day,
+        per_pr=settings.budget_tokens_per_pr,
     )
     return render(request, "overview.html", context)
 

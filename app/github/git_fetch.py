@@ -1,0 +1,79 @@
+"""A repository's history from GitHub over git's smart HTTP protocol: a bare, shallow
+clone kept under the data directory, fetched with the installation's token, for the
+co-change signal (``app/indexing/history.py`` mines it).
+
+The token travels in an ``http.extraHeader`` given through git's environment
+(``GIT_CONFIG_*``), never in the URL or the command line, so it shows up in no process
+list, error or log. Only the default branch is fetched, back to ``days`` days (and to
+the newest commit already mined, so an incremental mine finds it), with no tags.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from pydantic import SecretStr
+
+from app.git import GitError, LocalRepo, run_git
+
+#: owner/name as GitHub allows them: what may become a folder name here.
+_REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+FETCH_TIMEOUT_SECONDS = 600.0
+
+
+def clone_path(data_dir: Path, repo: str) -> Path:
+    """Where the bare clone of ``repo`` lives (``owner+name.git``)."""
+    if not _REPO.fullmatch(repo) or ".." in repo:
+        raise GitError(f"not a repository name: {repo!r}")
+    return data_dir / "history" / (repo.replace("/", "+") + ".git")
+
+
+def fetch_branch(
+    git_url: str,
+    repo: str,
+    branch: str,
+    token: SecretStr,
+    clone: Path,
+    *,
+    days: float,
+    back_to: datetime | None = None,
+) -> tuple[LocalRepo, str]:
+    """Fetch ``branch`` of ``repo`` into the bare clone at ``clone`` (made if missing)
+    with commits of the last ``days`` days, or since ``back_to`` if that is older.
+    Returns the clone and the branch's head commit. ``GitError`` on failure, naming
+    the repository and git's last words, never the token."""
+    if not (clone / "HEAD").is_file():
+        clone.mkdir(parents=True, exist_ok=True)
+        run_git(clone, "init", "--quiet", "--bare")
+    since = datetime.now(UTC) - timedelta(days=days)
+    if back_to is not None and back_to < since:
+        since = back_to - timedelta(days=1)
+    url = f"{git_url.rstrip('/')}/{repo}.git"
+    credentials = base64.b64encode(f"x-access-token:{token.get_secret_value()}".encode())
+    env = {
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "http.extraHeader",
+        "GIT_CONFIG_VALUE_0": f"Authorization: Basic {credentials.decode()}",
+    }
+    try:
+        run_git(
+            clone,
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--force",
+            f"--shallow-since={since.strftime('%Y-%m-%d %H:%M:%S %z')}",
+            url,
+            f"+refs/heads/{branch}:refs/heads/{branch}",
+            timeout=FETCH_TIMEOUT_SECONDS,
+            env=env,
+        )
+    except GitError as exc:
+        message = str(exc).replace(token.get_secret_value(), "[hidden]")
+        raise GitError(f"fetching the history of {repo}: {message}") from None
+    local = LocalRepo(clone)
+    return local, local.resolve(f"refs/heads/{branch}")

@@ -1,0 +1,265 @@
+"""The database part of a review's retrieval: every signal for every searched function,
+each in a constant number of statements (not one per function), turned into one
+``Evidence`` record per candidate chunk, and the candidates' rows."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Collection, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, fields, replace
+
+import pathspec
+from sqlalchemy import Connection, Engine, text
+
+from app.db.word_counts import word_counts
+from app.diff.changed import ChangedFunction
+from app.diff.parse import FileDiff
+from app.retrieval.cochange import cochanged
+from app.retrieval.links import LinkHit, linked_callers, linked_definitions
+from app.retrieval.queries import RetrievalQuery
+from app.retrieval.ranking import ContextChunk, Evidence, RankingWeights, merge_evidence
+from app.retrieval.removed import removed_names, still_using
+from app.retrieval.search import indexed_repository
+from app.retrieval.siblings import SiblingHit, sibling_chunks
+from app.retrieval.signals import Scored, lexical_scores, vector_scores
+
+#: Links are bounded by what a function uses and who calls it, and their confidence orders
+#: them, so the structural signal keeps more than a search signal's top k.
+LINKS_PER_SIGNAL_HIT = 3
+#: What a changed test, doc or example finds ranks below what changed code finds.
+SECONDARY_CHANGE_WEIGHT = 0.5
+
+
+@dataclass(frozen=True)
+class SearchInput:
+    """What the signals search with: the functions, their queries and query vectors."""
+
+    searched: Sequence[ChangedFunction]
+    queries: Sequence[RetrievalQuery]
+    vectors: Sequence[Sequence[float]]
+    model: str  # the embedding model the vectors came from
+    diffs: Sequence[FileDiff] = ()
+
+
+def candidate_chunks(
+    engine: Engine,
+    repo: str,
+    changed: Sequence[ChangedFunction],
+    diffs: Sequence[FileDiff],
+    search: SearchInput,
+    signals: Collection[str],
+    k: int,
+    secondary_patterns: Sequence[str],
+    weights: RankingWeights,
+) -> list[ContextChunk]:
+    """Every signal in ``signals`` for the searched functions, merged, scored by
+    ``weights``, and the candidates' rows, leaving out what the diff makes stale."""
+    secondary = secondary_paths(secondary_patterns)
+    with engine.begin() as conn:
+        repo_id = indexed_repository(conn, repo, search.model)
+        exclude = stale_chunk_ids(conn, repo_id, changed, diffs)
+        found = function_evidence(conn, repo_id, search, exclude, signals, k, engine)
+        per_function = [
+            {cid: e.scaled(SECONDARY_CHANGE_WEIGHT) for cid, e in evidence.items()}
+            if secondary(function.file_path)
+            else evidence
+            for function, evidence in zip(search.searched, found, strict=True)
+        ]
+        return load_candidates(conn, merge_evidence(per_function), secondary, weights)
+
+
+def secondary_paths(patterns: Sequence[str]) -> Callable[[str], bool]:
+    """``is_secondary(path)`` for gitignore-style ``patterns``, each path matched once: a
+    PR's candidates come from fewer files than rows, and matching the 33 default patterns
+    takes about 15 microseconds a path (bench/RESULTS.md)."""
+    return functools.cache(_spec(tuple(patterns)).match_file)
+
+
+@functools.lru_cache(maxsize=8)
+def _spec(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
+    """The compiled patterns (2.7 ms for the defaults), once per process."""
+    return pathspec.GitIgnoreSpec.from_lines(patterns)
+
+
+def function_evidence(
+    conn: Connection,
+    repo_id: int,
+    search: SearchInput,
+    exclude: Sequence[int],
+    signals: Collection[str],
+    k: int,
+    engine: Engine | None = None,
+) -> list[dict[int, Evidence]]:
+    """For each searched function, what every signal found, as evidence per chunk. With
+    ``engine``, the full-text statement runs on a connection of its own while the others
+    run on ``conn`` (on zod it took as long as the vector and link statements together)."""
+    functions = search.searched
+    terms = [lexical_terms(f, search.queries) for f in functions] if "lexical" in signals else []
+    depth = k * LINKS_PER_SIGNAL_HIT
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        lexical: Future[Scored] | None = None
+        if "lexical" in signals and engine is not None:
+            lexical = pool.submit(_lexical_apart, engine, repo_id, terms, exclude, k)
+        found: list[dict[int, Evidence]] = [{} for _ in functions]
+        if "vector" in signals and search.vectors:
+            nearest = vector_scores(conn, repo_id, search.vectors, search.model, exclude, k)
+            _add_relative(found, nearest, "vector")
+        if "structural" in signals:
+            _add_links(
+                found, linked_definitions(conn, repo_id, functions, exclude, depth), "callee"
+            )
+            _add_links(found, linked_callers(conn, repo_id, functions, exclude, depth), "caller")
+        if "history" in signals:
+            coupled = cochanged(conn, repo_id, functions, exclude, depth)
+            for evidence, hits in zip(found, coupled, strict=True):
+                for hit in hits:
+                    _add(evidence, hit.chunk_id, cochange=hit.score, together=hit.together)
+        if "siblings" in signals:
+            _add_siblings(found, sibling_chunks(conn, repo_id, functions, exclude, depth))
+        if "removed" in signals:
+            names = [removed_names(f, search.diffs) for f in functions]
+            total = word_counts(conn, repo_id, ()).documents
+            _add_relative(found, still_using(conn, repo_id, names, exclude, total, k), "removed")
+        if "lexical" in signals:
+            scored = (
+                lexical.result()
+                if lexical is not None
+                else lexical_scores(conn, repo_id, terms, exclude, k)
+            )
+            _add_relative(found, scored, "lexical")
+    return found
+
+
+def question_evidence(
+    conn: Connection,
+    repo_id: int,
+    question: str,
+    vectors: Sequence[Sequence[float]],
+    model: str,
+    signals: Collection[str],
+    k: int,
+) -> dict[int, Evidence]:
+    """What the vector and lexical signals find for a question asked in words."""
+    found: list[dict[int, Evidence]] = [{}]
+    if "vector" in signals and vectors:
+        _add_relative(found, vector_scores(conn, repo_id, vectors, model, [], k), "vector")
+    if "lexical" in signals:
+        _add_relative(found, lexical_scores(conn, repo_id, [[question]], [], k), "lexical")
+    return found[0]
+
+
+def _lexical_apart(
+    engine: Engine, repo_id: int, terms: list[list[str]], exclude: Sequence[int], k: int
+) -> Scored:
+    with engine.connect() as conn:
+        return lexical_scores(conn, repo_id, terms, exclude, k)
+
+
+_MAXED = frozenset(f.name for f in fields(Evidence)) - {"sibling_kind", "found_for"}
+
+
+def _add(found: dict[int, Evidence], chunk_id: int, **values: float | str) -> None:
+    """Record what one signal found for one chunk (the best value of each field)."""
+    known = found.get(chunk_id, Evidence())
+    updates: dict[str, float | str] = {}
+    for name, value in values.items():
+        if name in _MAXED and isinstance(value, int | float):
+            updates[name] = max(getattr(known, name), value)
+        else:
+            updates[name] = value
+    found[chunk_id] = replace(known, **updates)  # type: ignore[arg-type]
+
+
+def _add_relative(found: list[dict[int, Evidence]], scored: Scored, field: str) -> None:
+    """A search signal's hits, each as a share of its query's best score."""
+    for evidence, hits in zip(found, scored, strict=True):
+        best = max((score for _, score in hits), default=0.0)
+        for chunk_id, score in hits:
+            if best > 0 and score > 0:
+                _add(evidence, chunk_id, **{field: score / best})
+
+
+def _add_links(found: list[dict[int, Evidence]], hits: list[list[LinkHit]], field: str) -> None:
+    for evidence, linked in zip(found, hits, strict=True):
+        for hit in linked:
+            _add(evidence, hit.chunk_id, **{field: hit.score})
+
+
+def _add_siblings(found: list[dict[int, Evidence]], hits: list[list[SiblingHit]]) -> None:
+    for evidence, siblings in zip(found, hits, strict=True):
+        for hit in siblings:
+            if hit.score > evidence.get(hit.chunk_id, Evidence()).sibling:
+                _add(evidence, hit.chunk_id, sibling=hit.score, sibling_kind=hit.kind)
+
+
+def lexical_terms(function: ChangedFunction, queries: Sequence[RetrievalQuery]) -> list[str]:
+    """What the lexical signal searches for: the change view, the name, the references."""
+    terms = [q.text for q in queries if q.function is function and q.view == "change"]
+    return [*terms, function.qualified_name or "", *function.chunk.references]
+
+
+def stale_chunk_ids(
+    conn: Connection, repo_id: int, changed: Sequence[ChangedFunction], diffs: Sequence[FileDiff]
+) -> list[int]:
+    """Rows that must not come back as context: the changed functions' indexed versions and
+    every row of a touched file whose content is not in the file's new version."""
+    paths = sorted({d.path for d in diffs} | {d.old_path for d in diffs})
+    fresh = {(c.file_path, c.chunk.content_hash) for c in changed if c.status != "deleted"}
+    changed_names = {(c.file_path, c.qualified_name) for c in changed} | {
+        (d.old_path, c.qualified_name) for c in changed for d in diffs if d.path == c.file_path
+    }
+    rows = conn.execute(
+        text(
+            "SELECT id, file_path, qualified_name, content_hash FROM code_chunks"
+            " WHERE repository_id = :r AND file_path = ANY(CAST(:p AS text[]))"
+        ),
+        {"r": repo_id, "p": paths},
+    )
+    deleted = {d.path for d in diffs if d.status == "deleted"}
+    stale = []
+    for chunk_id, path, name, content in rows:
+        touched = (path, name) in changed_names or path in deleted
+        if touched and (path, content) not in fresh:
+            stale.append(chunk_id)
+    return stale
+
+
+def load_candidates(
+    conn: Connection,
+    merged: dict[int, Evidence],
+    secondary: Callable[[str], bool],
+    weights: RankingWeights,
+) -> list[ContextChunk]:
+    """The candidates' rows as context chunks, each with its evidence and score."""
+    if not merged:
+        return []
+    rows = conn.execute(
+        text(
+            "SELECT id, file_path, start_line, end_line, symbol_name, qualified_name, chunk_type,"
+            " language, nl_summary, raw_code FROM code_chunks"
+            " WHERE id = ANY(CAST(:ids AS bigint[]))"
+        ),
+        {"ids": list(merged)},
+    )
+    chunks = []
+    for row in rows:
+        evidence = merged[row.id]
+        chunks.append(
+            ContextChunk(
+                chunk_id=row.id,
+                file_path=row.file_path,
+                start_line=row.start_line,
+                end_line=row.end_line,
+                symbol_name=row.symbol_name,
+                qualified_name=row.qualified_name,
+                chunk_type=row.chunk_type,
+                language=row.language,
+                summary=row.nl_summary,
+                code=row.raw_code,
+                score=weights.score(evidence),
+                evidence=evidence,
+                secondary=row.language is None or secondary(row.file_path),
+            )
+        )
+    return chunks

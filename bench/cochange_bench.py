@@ -1,0 +1,195 @@
+"""Co-change recall on real commit histories: "what else must change?" (issue 29).
+
+Cases come from ``bench/cochange_cases.py`` (its own resolver, nothing from ``app``):
+a commit that changed functions in several files; the retriever gets the diff of one
+file, and the targets are the functions the commit changed in the others. For each case
+the repository is indexed at the commit's parent (incrementally, oldest case first) and
+its history is mined up to the parent, never past it. Scored as the structural benchmark
+scores (``bench/recall_bench.py``): R@2000/4000/8000 (items in rank order while
+ceil(chars/4) of their code fits), R@10, MRR; "R@4000 unlinked" counts only the targets
+the benchmark's resolver does not link to the given change (no call or import between
+them), the ones a symbol graph cannot find. Retrievers: reviewbot (all signals), each
+signal left out and each alone (ablation), and BM25 over tree-sitter definitions of the
+parent (the given file left out), queried with the given file's changed functions.
+
+    python -m bench.cochange_bench --out DIR [--cases 30] [--embedder hash|local] [--repos R,..]
+    python -m bench.cochange_bench --out DIR --report   # the tables of what DIR holds
+
+Each repository's per-case scores and candidates go to DIR/<owner+name>.json and
+.dump.json as soon as it is done, so a run can be split over processes and resumed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from bench.cochange_cases import CoChangeCase, mine_cochange
+from bench.recall_bench import Item, _recall, bm25_items, score
+from bench.retrieval_runner import ProductRunner, dump, percentile, ranked, retrievers
+
+REPOS = [
+    ("encode/httpx", "python"),
+    ("pallets/click", "python"),
+    ("python-attrs/attrs", "python"),
+    ("encode/starlette", "python"),
+    ("spf13/cobra", "go"),
+    ("gin-gonic/gin", "go"),
+    ("urfave/cli", "go"),
+    ("uber-go/zap", "go"),
+    ("colinhacks/zod", "typescript"),
+    ("trpc/trpc", "typescript"),
+    ("sindresorhus/got", "typescript"),
+    ("reduxjs/redux-toolkit", "typescript"),
+]
+METRICS = ("R@2000", "R@4000", "R@8000", "R@10", "MRR", "R@4000 unlinked")
+
+
+def case_scores(items: list[Item], case: CoChangeCase) -> dict[str, Any]:
+    found: dict[str, Any] = score(items, case.definitions)
+    unlinked = [t.definition for t in case.targets if not t.linked]
+    if unlinked:
+        taken, used = [], 0
+        for item in items:
+            if used + item.cost <= 4000:
+                used += item.cost
+                taken.append(item)
+        found["R@4000 unlinked"] = _recall(taken, unlinked)
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    parser.add_argument("--cases", type=int, default=30, help="cases per repository")
+    parser.add_argument("--scan", type=int, default=3000, help="commits mined per repository")
+    parser.add_argument("--embedder", choices=["hash", "local"], default="hash")
+    parser.add_argument("--out", type=Path, required=True, help="per-repository results")
+    parser.add_argument("--report", action="store_true", help="only print what --out holds")
+    parser.add_argument("--repos", help="only these (comma-separated owner/name)")
+    args = parser.parse_args()
+    only = set(args.repos.split(",")) if args.repos else {name for name, _ in REPOS}
+    args.out.mkdir(parents=True, exist_ok=True)
+    if args.report:
+        report_dir(args.out, args.embedder)
+        return
+
+    from app.config import Settings
+    from app.db.engine import open_database
+    from app.indexing.embedder import HashEmbedder, select_embedder
+
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings(data_dir=Path(tmp) / "data", embedding_provider=args.embedder)
+        embedder = HashEmbedder() if args.embedder == "hash" else select_embedder(settings)
+        with open_database(settings) as db:
+            runner = ProductRunner(db.engine, embedder)
+            for full_name, language in [r for r in REPOS if r[0] in only]:
+                rows: list[dict[str, Any]] = []
+                dumped: list[dict[str, Any]] = []
+                git_dir = str(args.mirrors / full_name.replace("/", "+") / "repo")
+                started = time.perf_counter()
+                cases = mine_cochange(git_dir, full_name, language, args.cases, args.scan)
+                mined = time.perf_counter() - started
+                for case in cases:
+                    runner.index(full_name, git_dir, case.parent)
+                    chunks = runner.candidates(
+                        full_name, git_dir, case.parent, case.commit, [case.given]
+                    )
+                    results = {name: ranked(chunks, s) for name, s in retrievers().items()}
+                    results["BM25"] = bm25_items(
+                        git_dir, case.parent, language, {case.given}, case.query_code
+                    )
+                    for retriever, items in results.items():
+                        rows.append(
+                            {
+                                "repo": full_name,
+                                "language": language,
+                                "commit": case.commit,
+                                "retriever": retriever,
+                                "targets": len(case.targets),
+                                "linked": sum(t.linked for t in case.targets),
+                                **case_scores(items, case),
+                            }
+                        )
+                    dumped.append(
+                        {
+                            "benchmark": "cochange",
+                            "repo": full_name,
+                            "language": language,
+                            "commit": case.commit,
+                            "targets": [
+                                [t.definition.path, t.definition.start, t.definition.end]
+                                for t in case.targets
+                            ],
+                            "candidates": dump(chunks),
+                        }
+                    )
+                stem = args.out / full_name.replace("/", "+")
+                Path(f"{stem}.json").write_text(
+                    json.dumps({"rows": rows, "timings": runner.timings}, indent=1)
+                )
+                Path(f"{stem}.dump.json").write_text(json.dumps(dumped))
+                runner.timings = {name: [] for name in runner.timings}
+                print(
+                    f"{full_name}: {len(cases)} cases (mined in {mined:.0f} s)",
+                    file=sys.stderr,
+                )
+    report_dir(args.out, args.embedder)
+
+
+def report_dir(out: Path, embedder: str) -> None:
+    rows: list[dict[str, Any]] = []
+    timings: dict[str, list[float]] = defaultdict(list)
+    for path in sorted(out.glob("*.json")):
+        if path.name.endswith(".dump.json"):
+            continue
+        data = json.loads(path.read_text())
+        rows += data["rows"]
+        for name, values in data["timings"].items():
+            timings[name] += values
+    report(rows, timings, embedder)
+
+
+def report(rows: list[dict[str, Any]], timings: dict[str, list[float]], embedder: str) -> None:
+    cases = len({r["commit"] for r in rows})
+    targets = sum(r["targets"] for r in rows if r["retriever"] == "BM25")
+    linked = sum(r["linked"] for r in rows if r["retriever"] == "BM25")
+    print(f"\n{cases} cases, {targets} targets ({linked} linked), embedder {embedder}\n")
+    print("| retriever | scope | cases | " + " | ".join(METRICS) + " |")
+    print("|---|---|---|" + "---|" * len(METRICS))
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        groups[(r["retriever"], "all")].append(r)
+        groups[(r["retriever"], r["language"])].append(r)
+    for retriever in [*retrievers(), "BM25"]:
+        scopes = ("all", "python", "go", "typescript")
+        if retriever not in {"reviewbot", "BM25"}:
+            scopes = ("all",)
+        for scope in scopes:
+            group = groups.get((retriever, scope), [])
+            if not group:
+                continue
+            means = []
+            for metric in METRICS:
+                values = [float(g[metric]) for g in group if metric in g]
+                means.append(f"{statistics.mean(values):.3f}" if values else "-")
+            print(f"| {retriever} | {scope} | {len(group)} | " + " | ".join(means) + " |")
+    for name, values in timings.items():
+        if values:
+            print(
+                f"\n{name} per case: median {statistics.median(values) * 1000:.1f} ms,"
+                f" p90 {percentile(values, 0.9) * 1000:.1f} ms"
+            )
+
+
+if __name__ == "__main__":
+    main()

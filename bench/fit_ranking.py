@@ -1,0 +1,141 @@
+"""Fit the ranking weights (``app/retrieval/ranking.py`` ``RankingWeights``) on the
+structural and co-change benchmarks together, so that neither kind of context crowds
+the other out of one budget.
+
+Input: the ``--dump`` files of ``bench/recall_bench.py`` and ``bench/cochange_bench.py``
+(every candidate of every case, with its evidence and cost, and the case's targets).
+The objective is the mean over both benchmarks of R@2000, R@4000 and R@8000, computed
+exactly as the benchmarks compute them, with the product's own ranking and
+de-duplication (``rank_context``). Coordinate search from the current weights over a
+grid of values, a few rounds; then the fit is checked on the cases it was not fitted
+on (odd cases fit, even cases held out, and the other way round).
+
+    python -m bench.fit_ranking /tmp/structural_dump.json /tmp/cochange_dump.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import asdict, fields, replace
+from typing import Any
+
+from app.retrieval.ranking import (
+    DEFAULT_WEIGHTS,
+    ContextChunk,
+    Evidence,
+    RankingWeights,
+    rank_context,
+)
+
+BUDGETS = (2000, 4000, 8000)
+GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 3.0)
+
+
+def load(paths: Sequence[str]) -> list[dict[str, Any]]:
+    cases = []
+    for path in paths:
+        with open(path) as f:
+            cases += json.load(f)
+    for case in cases:
+        case["chunks"] = [
+            ContextChunk(
+                i,
+                c["path"],
+                c["start"],
+                c["end"],
+                None,
+                None,
+                c["chunk_type"],
+                None,
+                None,
+                "",
+                evidence=Evidence(**c["evidence"]),
+                tokens=c["cost"],
+                secondary=c["secondary"],
+            )
+            for i, c in enumerate(case["candidates"])
+        ]
+    return cases
+
+
+def hits(chunk: ContextChunk, target: Sequence[Any]) -> bool:
+    path, start, _ = target
+    if chunk.file_path != path or not chunk.start_line <= start <= chunk.end_line:
+        return False
+    return chunk.chunk_type != "class" or start <= chunk.start_line + 3
+
+
+def recall_at(case: dict[str, Any], weights: RankingWeights) -> dict[str, float]:
+    scored = [replace(c, score=weights.score(c.evidence)) for c in case["chunks"]]
+    ranked = rank_context([c for c in scored if c.score > 0], 3)
+    targets = case["targets"]
+    found: dict[str, float] = {}
+    for budget in BUDGETS:
+        used, taken = 0, []
+        for chunk in ranked:
+            if used + chunk.tokens <= budget:
+                used += chunk.tokens
+                taken.append(chunk)
+        found[f"R@{budget}"] = sum(any(hits(c, t) for c in taken) for t in targets) / len(targets)
+    first = next((i for i, c in enumerate(ranked, 1) if any(hits(c, t) for t in targets)), None)
+    found["MRR"] = 1 / first if first else 0.0
+    return found
+
+
+def evaluate(cases: Sequence[dict[str, Any]], weights: RankingWeights) -> dict[str, float]:
+    """Mean of each metric per benchmark, and the objective."""
+    per: dict[str, list[dict[str, float]]] = defaultdict(list)
+    for case in cases:
+        per[case["benchmark"]].append(recall_at(case, weights))
+    out: dict[str, float] = {}
+    for benchmark, rows in per.items():
+        for metric in rows[0]:
+            out[f"{benchmark} {metric}"] = statistics.mean(r[metric] for r in rows)
+    out["objective"] = statistics.mean(out[f"{b} R@{budget}"] for b in per for budget in BUDGETS)
+    return out
+
+
+def fit(cases: Sequence[dict[str, Any]], start: RankingWeights, rounds: int = 3) -> RankingWeights:
+    best, best_score = start, evaluate(cases, start)["objective"]
+    names = [f.name for f in fields(RankingWeights) if f.name != "link"]  # link fixes scale
+    for _ in range(rounds):
+        improved = False
+        for name in names:
+            for value in GRID:
+                trial = replace(best, **{name: value})
+                score = evaluate(cases, trial)["objective"]
+                if score > best_score + 1e-9:
+                    best, best_score, improved = trial, score, True
+        if not improved:
+            break
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("dumps", nargs="+")
+    args = parser.parse_args()
+    cases = load(args.dumps)
+    print(f"{len(cases)} cases")
+    print("current:", _fmt(evaluate(cases, DEFAULT_WEIGHTS)))
+    fitted = fit(cases, DEFAULT_WEIGHTS)
+    print("fitted weights:", asdict(fitted))
+    print("fitted:", _fmt(evaluate(cases, fitted)))
+    odd, even = cases[1::2], cases[0::2]
+    for name, train, test in (("odd->even", odd, even), ("even->odd", even, odd)):
+        half = fit(train, DEFAULT_WEIGHTS)
+        print(f"{name}: weights {asdict(half)}")
+        print(f"  held out: {_fmt(evaluate(test, half))}")
+        print(f"  all-data weights on the same held-out half: {_fmt(evaluate(test, fitted))}")
+
+
+def _fmt(metrics: dict[str, float]) -> str:
+    return ", ".join(f"{k} {v:.3f}" for k, v in sorted(metrics.items()))
+
+
+if __name__ == "__main__":
+    main()

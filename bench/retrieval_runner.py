@@ -1,0 +1,164 @@
+"""The product's side of the retrieval benchmarks: index a commit, mine the history up
+to it, read a diff as ``reviewbot context`` does, and return every candidate with its
+evidence, once; each retriever (all signals, one signal left out, one alone) is then
+that list re-scored, ranked and packed, which is what running the product with those
+signals does (a candidate no remaining signal found scores 0 and is dropped).
+
+Candidates are also written out (``dump``) for ``bench/fit_ranking.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from bench.recall_bench import Item
+from bench.recall_cases import git_bytes
+
+#: The evidence fields of each signal.
+SIGNAL_FIELDS = {
+    "structural": ("callee", "caller"),
+    "history": ("cochange", "together"),
+    "siblings": ("sibling", "sibling_kind"),
+    "lexical": ("lexical",),
+    "vector": ("vector",),
+    "removed": ("removed",),
+}
+SIGNALS = tuple(SIGNAL_FIELDS)
+
+
+def retrievers() -> dict[str, tuple[str, ...]]:
+    """All signals, each left out, and each alone."""
+    found = {"reviewbot": SIGNALS}
+    for signal in SIGNALS:
+        found[f"without {signal}"] = tuple(s for s in SIGNALS if s != signal)
+    for signal in SIGNALS:
+        found[f"{signal} only"] = (signal,)
+    return found
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A candidate as the fitting script needs it: where, how big, and its evidence."""
+
+    path: str
+    start: int
+    end: int
+    chunk_type: str
+    cost: int  # ceil(chars / 4) of its code
+    secondary: bool
+    evidence: dict[str, Any]
+
+
+def masked(evidence: Any, signals: Sequence[str]) -> Any:
+    """The evidence with the fields of signals not in ``signals`` cleared."""
+    cleared: dict[str, Any] = {}
+    for signal, names in SIGNAL_FIELDS.items():
+        if signal not in signals:
+            for name in names:
+                cleared[name] = "" if name == "sibling_kind" else 0
+    return replace(evidence, **cleared)
+
+
+class ProductRunner:
+    """One embedded database and embedder for a whole benchmark run."""
+
+    def __init__(self, engine: Any, embedder: Any, history: bool = True) -> None:
+        from app.config import Settings
+
+        self.engine, self.embedder, self.history = engine, embedder, history
+        self.settings = Settings()
+        self.timings: dict[str, list[float]] = {"database_s": [], "database_s_without_new": []}
+
+    def index(self, repo: str, git_dir: str, commit: str) -> None:
+        from app.git import LocalRepo
+        from app.indexing.archive import ArchiveLimits, GitArchiveSource
+        from app.indexing.history import mine_history
+        from app.indexing.indexer import Indexer
+
+        source = GitArchiveSource(git_dir, commit, None, ArchiveLimits())
+        Indexer(self.engine, repo, source, embedder=self.embedder).run()
+        if self.history:
+            mine_history(self.engine, repo, LocalRepo(Path(git_dir)), commit)
+
+    def candidates(
+        self, repo: str, git_dir: str, parent: str, commit: str, paths: Sequence[str] = ()
+    ) -> list[Any]:
+        """Every candidate for the diff parent..commit (only ``paths``, when given)."""
+        from app.diff.changed import changed_functions
+        from app.diff.parse import parse_diff
+        from app.git import LocalRepo
+        from app.retrieval.retrieve import ContextResult, retrieval_candidates
+
+        diffs = parse_diff(git_bytes(git_dir, "diff", parent, commit, "--", *paths))
+        local = LocalRepo(Path(git_dir))
+        sides = {"old": parent, "new": commit}
+        changed = changed_functions(diffs, lambda path, side: local.read(sides[side], path))
+        result = ContextResult(changed, [], 0, 0, "")
+        chunks = retrieval_candidates(
+            self.engine, repo, diffs, changed, self.embedder, self.settings, result
+        )
+        self.timings["database_s"].append(result.timings["database_s"])
+        # the same retrieval without history and siblings, for their cost
+        without = self.settings.model_copy(
+            update={"retrieval_signals": ("vector", "lexical", "structural", "removed")}
+        )
+        retrieval_candidates(self.engine, repo, diffs, changed, self.embedder, without, result)
+        self.timings["database_s_without_new"].append(result.timings["database_s"])
+        return chunks
+
+
+def ranked(
+    chunks: Sequence[Any], signals: Sequence[str], weights: Any = None, tokens: bool = False
+) -> list[Item]:
+    """The benchmark items of ``chunks`` re-scored with only ``signals``, ranked and
+    de-duplicated as the product does (everything packed: the budget is applied when
+    scoring); with ``tokens``, each with its rendered block's exact token count."""
+    from app.llm.tokens import token_counter
+    from app.retrieval.ranking import DEFAULT_WEIGHTS, rank_context, render_context_block
+
+    weights = weights or DEFAULT_WEIGHTS
+    rescored = []
+    for chunk in chunks:
+        evidence = masked(chunk.evidence, signals)
+        score = weights.score(evidence)
+        if evidence.signals:
+            rescored.append(replace(chunk, evidence=evidence, score=score))
+    count = token_counter().count
+    return [
+        Item(
+            c.file_path,
+            c.start_line,
+            c.end_line,
+            c.chunk_type,
+            math.ceil(len(c.code) / 4),
+            count(render_context_block(c)) + 1 if tokens else 0,
+        )
+        for c in rank_context(rescored, 3)
+    ]
+
+
+def dump(chunks: Sequence[Any]) -> list[dict[str, Any]]:
+    """Candidates as JSON-ready dictionaries (``Candidate``)."""
+    return [
+        asdict(
+            Candidate(
+                c.file_path,
+                c.start_line,
+                c.end_line,
+                c.chunk_type,
+                math.ceil(len(c.code) / 4),
+                c.secondary,
+                {f.name: getattr(c.evidence, f.name) for f in fields(c.evidence)},
+            )
+        )
+        for c in chunks
+    ]
+
+
+def percentile(values: Sequence[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * share))] if ordered else 0.0

@@ -1,0 +1,177 @@
+"""Sibling detection per language, on small real-looking repositories indexed for real:
+overrides and sibling classes (Python bases, TypeScript ``extends``/``implements``),
+implementations of one Go interface (exported or not), and the other half of a pair."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import Engine, text
+
+from app.diff.changed import changed_functions
+from app.diff.parse import parse_diff
+from app.indexing.embedder import HashEmbedder
+from app.indexing.indexer import Indexer
+from app.retrieval.candidates import stale_chunk_ids
+from app.retrieval.siblings import sibling_chunks
+from tests.gitrepo import GitRepo
+
+PY_BASE = '''import abc
+
+
+class Transport(abc.ABC):
+    @abc.abstractmethod
+    def handle_request(self, request):
+        """Send one request."""
+'''
+PY_HTTP = """from .base import Transport
+
+
+class HTTPTransport(Transport):
+    def handle_request(self, request):
+        return self.pool.send(request)
+
+    def close(self):
+        self.pool.close()
+"""
+PY_MOCK = """from transports.base import Transport
+
+
+class MockTransport(Transport):
+    def handle_request(self, request):
+        return self.handler(request)
+"""
+PY_CODEC = """def encode_user(user):
+    return {"name": user.name}
+
+
+def decode_user(data):
+    return User(data["name"])
+"""
+GO_CORE = """package zapcore
+
+type Encoder interface {
+	Clone() Encoder
+	EncodeEntry(Entry) (string, error)
+}
+"""
+GO_JSON = """package zapcore
+
+type jsonEncoder struct{ spaced bool }
+
+func (enc *jsonEncoder) Clone() Encoder { return enc }
+
+func (enc *jsonEncoder) EncodeEntry(ent Entry) (string, error) {
+	return "{" + ent.Message + "}", nil
+}
+"""
+GO_CONSOLE = """package zapcore
+
+type consoleEncoder struct{ *jsonEncoder }
+
+func (c consoleEncoder) Clone() Encoder { return c }
+
+func (c consoleEncoder) EncodeEntry(ent Entry) (string, error) {
+	return ent.Message, nil
+}
+"""
+GO_OTHER = """package zapcore
+
+type levelFilter struct{}
+
+func (l levelFilter) EncodeEntry(ent Entry) (string, error) { return "", nil }
+"""
+TS_STORE = """export interface Store {
+  get(key: string): string | undefined
+  set(key: string, value: string): void
+}
+"""
+TS_MEMORY = """import { Store } from './store'
+
+export class MemoryStore implements Store {
+  private data = new Map<string, string>()
+  get(key: string) { return this.data.get(key) }
+  set(key: string, value: string) { this.data.set(key, value) }
+}
+"""
+TS_DISK = """import { Store } from './store'
+
+export class DiskStore implements Store {
+  get(key: string) { return readFile(key) }
+  set(key: string, value: string) { writeFile(key, value) }
+}
+"""
+
+
+def _siblings(
+    engine: Engine, tmp_path: Path, files: dict[str, str], path: str, new: str
+) -> dict[str, str]:
+    """Index ``files``, change ``path`` to ``new``: the siblings of what changed, as
+    qualified name -> kind."""
+    repo = GitRepo(tmp_path / "repo")
+    for name, content in files.items():
+        repo.write(name, content)
+    repo.commit("Start")
+    Indexer(engine, "repo", repo.root, embedder=HashEmbedder()).run()
+    repo.write(path, new)
+    diffs = parse_diff(repo.diff("HEAD"))
+    old = repo.git("show", f"HEAD:{path}")
+    changed = changed_functions(
+        diffs, lambda p, side: old if side == "old" else (repo.root / p).read_bytes()
+    )
+    with engine.begin() as conn:
+        repo_id = conn.execute(text("SELECT id FROM repositories")).scalar_one()
+        exclude = stale_chunk_ids(conn, repo_id, changed, diffs)
+        found = sibling_chunks(conn, repo_id, changed, exclude, 20)
+        names = dict(conn.execute(text("SELECT id, qualified_name FROM code_chunks")).all())
+    return {names[h.chunk_id]: h.kind for hits in found for h in hits}
+
+
+def test_python_overrides_and_sibling_classes(engine: Engine, tmp_path: Path) -> None:
+    files = {
+        "transports/__init__.py": "",
+        "transports/base.py": PY_BASE,
+        "transports/http.py": PY_HTTP,
+        "transports/mock.py": PY_MOCK,
+    }
+    changed = PY_HTTP.replace("self.pool.send(request)", "self.pool.send(request, timeout=5)")
+    found = _siblings(engine, tmp_path, files, "transports/http.py", changed)
+    assert found == {
+        "Transport.handle_request": "overrides",  # the abstract method it implements
+        "MockTransport.handle_request": "namesake",  # the same method of a sibling class
+    }
+
+
+def test_python_the_other_half_of_a_pair(engine: Engine, tmp_path: Path) -> None:
+    changed = PY_CODEC.replace('{"name": user.name}', '{"name": user.name, "age": user.age}')
+    found = _siblings(engine, tmp_path, {"codec.py": PY_CODEC}, "codec.py", changed)
+    assert found == {"decode_user": "pair"}
+
+
+def test_go_implementations_of_one_interface_exported_or_not(
+    engine: Engine, tmp_path: Path
+) -> None:
+    files = {
+        "zapcore/encoder.go": GO_CORE,
+        "zapcore/json_encoder.go": GO_JSON,
+        "zapcore/console_encoder.go": GO_CONSOLE,
+        "zapcore/filter.go": GO_OTHER,
+    }
+    changed = GO_JSON.replace('"{" + ent.Message + "}"', '"{" + ent.Message + ent.Level + "}"')
+    found = _siblings(engine, tmp_path, files, "zapcore/json_encoder.go", changed)
+    assert found == {
+        "zapcore.consoleEncoder.EncodeEntry": "implements",
+        "zapcore.Encoder": "implements",  # the interface itself
+        # levelFilter has EncodeEntry but not Clone: not an Encoder, not a sibling
+    }
+
+
+def test_typescript_classes_implementing_one_interface(engine: Engine, tmp_path: Path) -> None:
+    files = {"src/store.ts": TS_STORE, "src/memory.ts": TS_MEMORY, "src/disk.ts": TS_DISK}
+    changed = TS_DISK.replace("writeFile(key, value)", "writeFile(key, value, 'utf8')")
+    found = _siblings(engine, tmp_path, files, "src/disk.ts", changed)
+    assert found == {
+        "MemoryStore.set": "namesake",  # implements the same interface
+        "DiskStore.get": "pair",  # set's other half, in its own class
+        "MemoryStore.get": "pair",  # and in a sibling class (weighed less: another file)
+    }
