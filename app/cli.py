@@ -173,6 +173,30 @@ def _exit_on_signal(signum: int, frame: object) -> None:
 
 
 @cli.command()
+def doctor(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the checks as JSON")] = False,
+) -> None:
+    """Check the whole installation: database, queue, App, webhooks, models, disk."""
+    from app.db.engine import open_database
+    from app.flows.doctor import Check, checks_json, run_checks
+
+    settings = _settings()
+    try:
+        with open_database(settings, migrate=False) as opened:
+            checks = run_checks(settings, opened.engine, opened.target.embedded)
+    except ReviewbotError as exc:  # no database: say so, and check the rest
+        checks = [Check("database", False, str(exc), "set DATABASE_URL, or unset it")]
+        checks += [c for c in run_checks(settings, None, False) if c.name != "database"]
+    if as_json:
+        print(json.dumps(checks_json(checks), indent=2))
+    else:
+        for check in checks:
+            out.print(check.line(), markup=False)
+    if not all(c.ok for c in checks):
+        raise typer.Exit(1)
+
+
+@cli.command()
 def worker() -> None:
     """Run job workers (reviews, indexing); start as many as you like against one database."""
     import asyncio

@@ -174,7 +174,7 @@ class Settings(BaseSettings):
     # gitignore-style patterns of paths that rank after code: tests, docs, examples, CI, config
     retrieval_secondary_paths: Annotated[tuple[str, ...], NoDecode] = SECONDARY_PATHS
     retrieval_llm_queries: bool = False
-    retrieval_per_signal: int = Field(default=20, ge=1, le=200)
+    retrieval_per_signal: int = Field(default=40, ge=1, le=200)
     retrieval_max_functions: int = Field(default=40, ge=1)
     max_chunks_per_file: int = Field(default=3, ge=1)
     max_review_comments: int = Field(default=10, ge=0, le=50)

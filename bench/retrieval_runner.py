@@ -54,8 +54,10 @@ class Candidate:
 
 
 def masked(evidence: Any, signals: Sequence[str]) -> Any:
-    """The evidence with the fields of signals not in ``signals`` cleared."""
-    cleared: dict[str, Any] = {}
+    """The evidence with the fields of signals not in ``signals`` cleared (a signal on
+    its own also loses the count of functions that found the chunk, which other signals
+    may have made)."""
+    cleared: dict[str, Any] = {"found_for": 1} if len(signals) == 1 else {}
     for signal, names in SIGNAL_FIELDS.items():
         if signal not in signals:
             for name in names:

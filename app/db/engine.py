@@ -116,6 +116,10 @@ def ensure_extensions(conn: Connection) -> None:
     """``CREATE EXTENSION IF NOT EXISTS`` each of ``EXTENSIONS``, or a clear
     ``ExtensionMissing``."""
     installed = set(conn.execute(text("SELECT extname FROM pg_extension")).scalars())
+    if not installed.issuperset(EXTENSIONS):
+        # two processes starting at once would both create one: one of them waits
+        conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('reviewbot:extensions'))"))
+        installed = set(conn.execute(text("SELECT extname FROM pg_extension")).scalars())
     for name, (label, remedy) in EXTENSIONS.items():
         if name in installed:
             continue

@@ -1,4 +1,8 @@
-"""What the job queue's tables say about its liveness (for ``/readyz`` and ``/metrics``)."""
+"""What the job queue's tables say about its liveness (for ``/readyz`` and ``/metrics``).
+
+A worker is alive when it sent a heartbeat within ``alive`` seconds and since the
+database server started: right after PostgreSQL comes back, a heartbeat from before the
+outage says nothing about a worker that may still be stopped, waiting to reconnect."""
 
 from __future__ import annotations
 
@@ -10,7 +14,8 @@ HEALTH = text(
     """
     SELECT
       (SELECT count(*) FROM procrastinate_workers
-        WHERE last_heartbeat > now() - make_interval(secs => :alive)) AS workers,
+        WHERE last_heartbeat > greatest(now() - make_interval(secs => :alive),
+                                        pg_postmaster_start_time())) AS workers,
       (SELECT coalesce(extract(epoch FROM now() - min(coalesce(j.scheduled_at, e.at))), 0)
          FROM procrastinate_jobs j
          JOIN procrastinate_events e ON e.job_id = j.id AND e.type = 'deferred'
@@ -19,7 +24,8 @@ HEALTH = text(
       (SELECT count(*) FROM procrastinate_jobs j
          LEFT JOIN procrastinate_workers w ON w.id = j.worker_id
         WHERE j.status = 'doing'
-          AND (w.id IS NULL OR w.last_heartbeat <= now() - make_interval(secs => :alive))
+          AND (w.id IS NULL OR w.last_heartbeat <= greatest(
+                now() - make_interval(secs => :alive), pg_postmaster_start_time()))
       ) AS stuck
     """
 )

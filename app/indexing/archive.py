@@ -65,11 +65,11 @@ class BoundedTarInfo(tarfile.TarInfo):
     """A tar header whose long-name and pax extensions are refused over
     ``MAX_HEADER_BYTES``, before ``tarfile`` reads them."""
 
-    def _proc_gnulong(self, tarfile: tarfile.TarFile) -> tarfile.TarInfo:  # type: ignore[override]
+    def _proc_gnulong(self, tarfile: tarfile.TarFile) -> tarfile.TarInfo:
         _refuse_long(self)
         return super()._proc_gnulong(tarfile)  # type: ignore[misc]
 
-    def _proc_pax(self, tarfile: tarfile.TarFile) -> tarfile.TarInfo:  # type: ignore[override]
+    def _proc_pax(self, tarfile: tarfile.TarFile) -> tarfile.TarInfo:
         _refuse_long(self)
         return super()._proc_pax(tarfile)  # type: ignore[misc]
 

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import subprocess
+import tarfile
 import threading
 import time
 from collections.abc import Iterator
@@ -66,6 +67,9 @@ class FakeGitHub:
     resolved_threads: set[int] = field(default_factory=set)
     labels: list[str] = field(default_factory=list)  # the repository's labels
     mutations_fail: bool = False  # GraphQL mutations answer with errors
+    # > 0: the tarball is an uncompressed tar of one random file this big, streamed
+    # (chunked) as it is made, so a test can see that the bot holds none of it in memory
+    tarball_stream_bytes: int = 0
     bot_login: str = "reviewbot[bot]"
     check_runs: list[dict[str, Any]] = field(default_factory=list)
     requests: list[tuple[str, str]] = field(default_factory=list)
@@ -209,6 +213,11 @@ class FakeGitHub:
             if claims is None:
                 return _json(401, {"message": "A JSON web token could not be decoded"})
             return _json(200, {"id": self.app_id, "slug": "reviewbot", "name": "reviewbot"})
+        if path == "/app/installations" and method == "GET":
+            if self._app_jwt(headers) is None:
+                return _json(401, {"message": "A JSON web token could not be decoded"})
+            account = {"login": self.full_name.split("/")[0], "type": "Organization"}
+            return _json(200, [{"id": 99, "account": account, "app_id": self.app_id}])
         if path.startswith("/app/hook/"):
             if self._app_jwt(headers) is None:
                 return _json(401, {"message": "A JSON web token could not be decoded"})
@@ -329,6 +338,10 @@ class FakeGitHub:
             if done.returncode != 0:
                 return _json(404, {"message": "Not Found"})
             return 200, {"content-type": "application/vnd.github.raw"}, done.stdout
+        if (m := re.fullmatch(r"/tarball/(.+)", rest)) and self.tarball_stream_bytes:
+            return 200, {"content-type": "application/x-tar"}, _random_tar(
+                self.tarball_stream_bytes
+            )  # type: ignore[return-value]
         if m := re.fullmatch(r"/tarball/(.+)", rest):
             ref = m.group(1)
             sha = self.git("rev-parse", ref).decode().strip()
@@ -674,6 +687,19 @@ _BODY_ROUTES = (
 )
 
 
+def _random_tar(size: int) -> Iterator[bytes]:
+    """A tar stream of one file of ``size`` random bytes, made as it is read."""
+    info = tarfile.TarInfo("acme-shop-0000000/blob.bin")
+    info.size = size
+    yield info.tobuf(format=tarfile.GNU_FORMAT)
+    left = size
+    while left:
+        chunk = os.urandom(min(left, 1024 * 1024))
+        left -= len(chunk)
+        yield chunk
+    yield b"\0" * (tarfile.BLOCKSIZE - size % tarfile.BLOCKSIZE) + b"\0" * 1024
+
+
 def _thread_id(root_comment: int) -> str:
     """A review thread's GraphQL node id, as opaque as GitHub's."""
     return f"PRRT_kwDO{root_comment:08d}"
@@ -706,6 +732,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         for key, value in out_headers.items():
             self.send_header(key, value)
+        if not isinstance(payload, bytes):  # a stream: chunked, as it is made
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            for piece in payload:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.write(b"0\r\n\r\n")
+            return
         self.send_header("content-length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)

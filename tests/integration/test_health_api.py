@@ -60,3 +60,25 @@ def test_readyz_fails_when_a_runnable_job_waits_too_long(
     assert "the oldest runnable job has waited" in ready.json()["error"]
     assert "reviewbot_workers_alive 1.0" in metrics
     assert "reviewbot_jobs_stuck_doing 0.0" in metrics
+
+
+def test_a_heartbeat_from_before_the_database_restarted_is_no_live_worker(
+    settings: Settings, engine: Engine
+) -> None:
+    """Right after PostgreSQL comes back, the last heartbeats are from before the outage:
+    recent, but from workers that may still be stopped."""
+    patient = settings.model_copy(update={"stalled_worker_seconds": 10 * 24 * 3600.0})
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO procrastinate_workers (last_heartbeat)"
+                " VALUES (pg_postmaster_start_time() - interval '1 second')"
+            )
+        )
+    with TestClient(create_app(patient, engine, worker=False)) as client:
+        stale = client.get("/readyz")
+        with engine.begin() as conn:  # the worker is back: it beats after the restart
+            conn.execute(text("UPDATE procrastinate_workers SET last_heartbeat = now()"))
+        fresh = client.get("/readyz")
+    assert stale.status_code == 503 and "no job worker sent a heartbeat" in stale.json()["error"]
+    assert fresh.status_code == 200

@@ -6,6 +6,7 @@ import gzip
 import io
 import tarfile
 import tracemalloc
+import zlib
 from collections.abc import Iterator
 
 import pytest
@@ -196,3 +197,39 @@ def test_tarball_source_reports_git_commit_and_config() -> None:
     assert config.exclude == ("x/**",)
     assert [f.path for f in source.files(config)] == ["a.py"]
     assert source.commit() == commit
+
+
+def _header_bomb(kind: bytes, size: int) -> bytes:
+    """A gzip of one header of ``kind`` (GNU long name, pax) claiming ``size`` bytes, and
+    those bytes: a small archive that tarfile would read whole into memory."""
+    info = tarfile.TarInfo("././@LongLink")
+    info.type, info.size = kind, size
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)  # gzip framing
+    out = [packer.compress(info.tobuf(format=tarfile.GNU_FORMAT))]
+    chunk = b"a" * MIB
+    out += [packer.compress(chunk) for _ in range(size // MIB)]
+    out.append(packer.flush())
+    return b"".join(out)
+
+
+@pytest.mark.parametrize("kind", [tarfile.GNUTYPE_LONGNAME, tarfile.XHDTYPE])
+def test_a_long_name_or_pax_header_is_refused_before_it_is_read(kind: bytes) -> None:
+    archive = _header_bomb(kind, 256 * MIB)
+    assert len(archive) < 2 * MIB  # 256 MB of name in a small download
+    tracemalloc.start()
+    try:
+        with pytest.raises(ArchiveTooLarge, match="long-name or pax header"):
+            list(archive_files(io.BytesIO(archive), RepoConfig(), ArchiveLimits(), strip_top=True))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * MIB
+
+
+def test_a_member_that_breaks_while_it_is_read_is_an_archive_error() -> None:
+    whole = gzip.compress(tar_bytes([("a.py", b"x = 1\n" * 50_000), ("b.py", b"y = 2\n")]))
+    broken = whole[: len(whole) // 2]  # cut in the middle of a.py's data
+    files = archive_files(io.BytesIO(broken), RepoConfig(), ArchiveLimits())
+    first = next(files)
+    with pytest.raises(ArchiveError, match="the archive cannot be read: ReadError"):
+        first.read()  # read later, by the indexer, outside the archive's own loop

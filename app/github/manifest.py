@@ -1,0 +1,167 @@
+"""Creating the GitHub App in one click: GitHub's App *manifest* flow.
+
+A form posts the manifest (name, webhook URL, the permissions and events reviewbot
+needs, where to come back) to GitHub's "new App" page for a user or an organisation;
+GitHub creates the App and sends the browser back with a one-time code, which
+``POST /app-manifests/{code}/conversions`` exchanges for the App's id, private key,
+webhook secret and OAuth client. Nothing here is sent anywhere but GitHub.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from app.errors import ConfigError
+from app.github.client import TIMEOUT, GitHubError, web_url
+
+#: What reviewbot needs (README, "Set up the GitHub App").
+PERMISSIONS = {
+    "pull_requests": "write",
+    "contents": "read",
+    "metadata": "read",
+    "issues": "write",
+    "checks": "write",
+}
+EVENTS = ["pull_request", "push", "issue_comment", "pull_request_review_comment"]
+#: The settings a credentials file holds; an existing one is not overwritten silently.
+CREDENTIAL_KEYS = (
+    "GITHUB_APP_ID",
+    "GITHUB_APP_PRIVATE_KEY_PATH",
+    "GITHUB_WEBHOOK_SECRET",
+    "GITHUB_CLIENT_ID",
+    "GITHUB_CLIENT_SECRET",
+    "GITHUB_API_URL",
+)
+
+
+@dataclass(frozen=True)
+class NewApp:
+    id: int
+    slug: str
+    pem: str
+    webhook_secret: str
+    client_id: str
+    client_secret: str
+    html_url: str
+
+
+def manifest(name: str, public_url: str, redirect_url: str) -> dict[str, Any]:
+    """The App's manifest: reviewbot's permissions and events, its webhook at
+    ``public_url``/webhooks/github, and ``redirect_url`` to come back to."""
+    base = public_url.rstrip("/")
+    return {
+        "name": name,
+        "url": base,
+        "hook_attributes": {"url": f"{base}/webhooks/github", "active": True},
+        "redirect_url": redirect_url,
+        "public": False,
+        "default_permissions": PERMISSIONS,
+        "default_events": EVENTS,
+    }
+
+
+def new_app_url(api_url: str, organization: str | None, state: str) -> str:
+    """GitHub's page that takes a manifest, for a user's or an organisation's App."""
+    owner = f"/organizations/{organization}" if organization else ""
+    return f"{web_url(api_url)}{owner}/settings/apps/new?state={state}"
+
+
+def form_page(action: str, app_manifest: dict[str, Any]) -> str:
+    """The local page: one button that posts the manifest to GitHub (no script)."""
+    value = html.escape(json.dumps(app_manifest), quote=True)
+    permissions = "".join(
+        f"<li>{html.escape(k)}: {html.escape(v)}</li>" for k, v in PERMISSIONS.items()
+    )
+    return (
+        "<!doctype html><html><head><meta charset=utf-8><title>reviewbot setup</title></head>"
+        "<body><h1>Create the reviewbot GitHub App</h1>"
+        f"<p>Permissions:</p><ul>{permissions}</ul>"
+        f"<p>Events: {html.escape(', '.join(EVENTS))}</p>"
+        f'<form action="{html.escape(action, quote=True)}" method="post">'
+        f'<input type="hidden" name="manifest" value="{value}">'
+        '<button type="submit">Create the GitHub App</button></form></body></html>'
+    )
+
+
+def convert(api_url: str, code: str, transport: httpx.BaseTransport | None = None) -> NewApp:
+    """Exchange the one-time ``code`` for the new App's credentials."""
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,100}", code):
+        raise ConfigError("GitHub sent back no usable code")
+    try:
+        with httpx.Client(timeout=TIMEOUT, transport=transport) as client:
+            answer = client.post(
+                f"{api_url.rstrip('/')}/app-manifests/{code}/conversions",
+                headers={"Accept": "application/vnd.github+json"},
+            )
+    except httpx.HTTPError as exc:
+        raise GitHubError(f"GitHub app-manifest conversion failed: {type(exc).__name__}") from None
+    if answer.status_code != 201:
+        raise GitHubError(
+            f"GitHub app-manifest conversion failed with HTTP {answer.status_code}",
+            answer.status_code,
+        )
+    data = answer.json()
+    return NewApp(
+        id=int(data["id"]),
+        slug=str(data.get("slug") or ""),
+        pem=str(data["pem"]),
+        webhook_secret=str(data.get("webhook_secret") or ""),
+        client_id=str(data.get("client_id") or ""),
+        client_secret=str(data.get("client_secret") or ""),
+        html_url=str(data.get("html_url") or ""),
+    )
+
+
+def existing_credentials(env_file: Path) -> list[str]:
+    """The App credentials ``env_file`` already sets."""
+    if not env_file.is_file():
+        return []
+    keys = [line.split("=", 1)[0].strip() for line in env_file.read_text().splitlines()]
+    return [k for k in keys if k in CREDENTIAL_KEYS]
+
+
+def write_credentials(env_file: Path, app: NewApp, api_url: str, force: bool) -> Path:
+    """The key to ``<env_file>.pem`` and the settings into ``env_file`` (other lines
+    kept), both readable by their owner only; returns the key's path. ``ConfigError``
+    when credentials are there already and ``force`` is not given."""
+    found = existing_credentials(env_file)
+    if found and not force:
+        raise ConfigError(
+            f"{env_file} already holds {', '.join(found)}; pass --force to replace them"
+        )
+    key_path = env_file.with_name(env_file.name + ".pem")
+    _write_private(key_path, app.pem)
+    kept = [
+        line
+        for line in (env_file.read_text().splitlines() if env_file.is_file() else [])
+        if line.split("=", 1)[0].strip() not in CREDENTIAL_KEYS
+    ]
+    values = {
+        "GITHUB_APP_ID": str(app.id),
+        "GITHUB_APP_PRIVATE_KEY_PATH": str(key_path.resolve()),
+        "GITHUB_WEBHOOK_SECRET": app.webhook_secret,
+        "GITHUB_CLIENT_ID": app.client_id,
+        "GITHUB_CLIENT_SECRET": app.client_secret,
+        "GITHUB_API_URL": api_url,
+    }
+    lines = kept + [f"{key}={value}" for key, value in values.items()]
+    _write_private(env_file, "\n".join(lines) + "\n")
+    return key_path
+
+
+def _write_private(path: Path, content: str) -> None:
+    """Write ``content`` to ``path``, which only its owner may read (0600), from the
+    first byte: the file is made so, not opened up and closed down."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(content)
