@@ -173,6 +173,65 @@ def _exit_on_signal(signum: int, frame: object) -> None:
 
 
 @cli.command()
+def setup(
+    public_url: Annotated[
+        str, typer.Option(help="Where GitHub will reach `reviewbot serve` (https://...)")
+    ],
+    org: Annotated[
+        str | None, typer.Option(help="Create the App for this organisation (default: you)")
+    ] = None,
+    name: Annotated[str, typer.Option(help="The App's name on GitHub")] = "reviewbot",
+    env_file: Annotated[
+        Path, typer.Option(help="Credentials file to write (0600); the key goes beside it")
+    ] = Path(".env"),
+    force: Annotated[bool, typer.Option("--force", help="Replace credentials there")] = False,
+    host: Annotated[str, typer.Option(help="Serve the set-up page on this address")] = (
+        "127.0.0.1"
+    ),
+    port: Annotated[int, typer.Option(min=0, max=65535, help="...and port (0: any)")] = 8000,
+    page_url: Annotated[
+        str | None, typer.Option(help="The page's address in a browser, if not host:port")
+    ] = None,
+    github_url: Annotated[
+        str, typer.Option(help="GitHub's API (GitHub Enterprise: https://HOST/api/v3)")
+    ] = "https://api.github.com",
+    browser: Annotated[bool, typer.Option(help="Open the page in a browser")] = True,
+) -> None:
+    """Create the GitHub App in one click (GitHub's manifest flow) and write its
+    credentials where `serve` reads them."""
+    import webbrowser
+
+    from app.flows.setup import SetupRequest, run_setup
+
+    if not public_url.startswith(("https://", "http://")):
+        raise ConfigError(f"--public-url {public_url!r} is not an http(s) address")
+    request = SetupRequest(
+        api_url=github_url.rstrip("/"),
+        public_url=public_url,
+        env_file=env_file,
+        name=name,
+        organization=org,
+        force=force,
+    )
+
+    def ready(url: str) -> None:
+        out.print(f"Open {url} and press the button to create the App on GitHub.", markup=False)
+        if browser:
+            webbrowser.open(url)
+
+    done = run_setup(request, host, port, ready, page_url=page_url)
+    out.print(
+        f"Created the GitHub App {done.app.slug or done.app.id} (id {done.app.id}); wrote "
+        f"{done.env_file} and {done.key_file} (readable by you only).",
+        markup=False,
+    )
+    if done.app.html_url:
+        out.print(f"Install it: {done.app.html_url}/installations/new", markup=False)
+    start = "" if env_file == Path(".env") else f"REVIEWBOT_ENV_FILE={env_file} "
+    out.print(f"Start with: {start}reviewbot serve", markup=False)
+
+
+@cli.command()
 def doctor(
     as_json: Annotated[bool, typer.Option("--json", help="Print the checks as JSON")] = False,
 ) -> None:

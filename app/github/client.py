@@ -185,7 +185,8 @@ class GitHubApp:
         self._auth = AppAuthStrategy(settings.github_app_id, key.get_secret_value())
         self._base_url = settings.github_api_url + "/"
 
-        self._tokens = MemCacheStrategy()  # installation tokens, until shortly before expiry
+        # installation tokens (until shortly before expiry) and App JWTs, of this key only
+        self._tokens = MemCacheStrategy()
         self._transport = SharedTransport()
         self._clients: dict[int, GitHub[Any]] = {}
         self._app_client: GitHub[Any] | None = None
@@ -200,6 +201,7 @@ class GitHubApp:
                 http_cache=False,
                 auto_retry=retry_decision,
                 transport=self._transport,
+                cache_strategy=self._tokens,  # this App's JWTs; not a process-wide cache
             )
         return call(self._app_client, method, path, **kwargs)
 

@@ -70,6 +70,10 @@ def manifest(name: str, public_url: str, redirect_url: str) -> dict[str, Any]:
 
 def new_app_url(api_url: str, organization: str | None, state: str) -> str:
     """GitHub's page that takes a manifest, for a user's or an organisation's App."""
+    if organization is not None and not re.fullmatch(
+        r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})", organization
+    ):
+        raise ConfigError(f"{organization!r} is not a GitHub organisation name")
     owner = f"/organizations/{organization}" if organization else ""
     return f"{web_url(api_url)}{owner}/settings/apps/new?state={state}"
 
@@ -108,35 +112,39 @@ def convert(api_url: str, code: str, transport: httpx.BaseTransport | None = Non
             f"GitHub app-manifest conversion failed with HTTP {answer.status_code}",
             answer.status_code,
         )
-    data = answer.json()
-    return NewApp(
-        id=int(data["id"]),
-        slug=str(data.get("slug") or ""),
-        pem=str(data["pem"]),
-        webhook_secret=str(data.get("webhook_secret") or ""),
-        client_id=str(data.get("client_id") or ""),
-        client_secret=str(data.get("client_secret") or ""),
-        html_url=str(data.get("html_url") or ""),
-    )
+    try:
+        data = answer.json()
+        return NewApp(
+            id=int(data["id"]),
+            slug=str(data.get("slug") or ""),
+            pem=str(data["pem"]),
+            webhook_secret=str(data.get("webhook_secret") or ""),
+            client_id=str(data.get("client_id") or ""),
+            client_secret=str(data.get("client_secret") or ""),
+            html_url=str(data.get("html_url") or ""),
+        )
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise GitHubError("GitHub's app-manifest conversion answer has no App in it") from None
 
 
-def existing_credentials(env_file: Path) -> list[str]:
-    """The App credentials ``env_file`` already sets."""
-    if not env_file.is_file():
-        return []
+def refuse_overwrite(env_file: Path, force: bool) -> None:
+    """``ConfigError`` when ``env_file`` already sets App credentials and ``force`` is
+    not given: checked before the App is created, and again before writing."""
+    if not env_file.is_file() or force:
+        return
     keys = [line.split("=", 1)[0].strip() for line in env_file.read_text().splitlines()]
-    return [k for k in keys if k in CREDENTIAL_KEYS]
+    found = [k for k in keys if k in CREDENTIAL_KEYS]
+    if found:
+        raise ConfigError(
+            f"{env_file} already holds {', '.join(found)}; pass --force to replace them"
+        )
 
 
 def write_credentials(env_file: Path, app: NewApp, api_url: str, force: bool) -> Path:
     """The key to ``<env_file>.pem`` and the settings into ``env_file`` (other lines
     kept), both readable by their owner only; returns the key's path. ``ConfigError``
     when credentials are there already and ``force`` is not given."""
-    found = existing_credentials(env_file)
-    if found and not force:
-        raise ConfigError(
-            f"{env_file} already holds {', '.join(found)}; pass --force to replace them"
-        )
+    refuse_overwrite(env_file, force)
     key_path = env_file.with_name(env_file.name + ".pem")
     _write_private(key_path, app.pem)
     kept = [

@@ -23,14 +23,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, urlencode, urlparse
 
 import jwt
 
 from app.diff.parse import parse_diff
-from tests.fakes.github_schema import body_problem
+from tests.fakes.github_schema import body_problem, conversion, conversion_problem, manifest_problem
 from tests.fakes.loopback import serving
 from tests.gitrepo import GitRepo
+from tests.keys import rsa_key_pair
 
 #: GitHub lists at most this many files in a comparison.
 COMPARE_MAX_FILES = 300
@@ -80,6 +81,7 @@ class FakeGitHub:
     webhook_secret: str = ""
     deliveries: list[dict[str, Any]] = field(default_factory=list)  # attempts, oldest first
     refused: list[tuple[str, str, str]] = field(default_factory=list)  # bodies GitHub refuses
+    manifests: dict[str, dict[str, Any]] = field(default_factory=dict)  # by one-time code
     _tokens: set[str] = field(default_factory=set)
     _failures: list[tuple[str, str, int, bool, float]] = field(default_factory=list)
     held: threading.Event = field(default_factory=threading.Event)
@@ -222,6 +224,11 @@ class FakeGitHub:
             if self._app_jwt(headers) is None:
                 return _json(401, {"message": "A JSON web token could not be decoded"})
             return self._hook(method, path, query)
+        if method == "POST" and re.fullmatch(r"(/organizations/[\w-]+)?/settings/apps/new", path):
+            return self._new_app(path, query, body)
+        match = re.fullmatch(r"/app-manifests/([\w-]+)/conversions", path)
+        if match and method == "POST":
+            return self._convert_manifest(match.group(1))
         if path.startswith(f"/{self.full_name}.git/"):
             return self._git(method, path, url.query, headers, body)
         if not self._authorized(headers):
@@ -339,8 +346,10 @@ class FakeGitHub:
                 return _json(404, {"message": "Not Found"})
             return 200, {"content-type": "application/vnd.github.raw"}, done.stdout
         if (m := re.fullmatch(r"/tarball/(.+)", rest)) and self.tarball_stream_bytes:
-            return 200, {"content-type": "application/x-tar"}, _random_tar(
-                self.tarball_stream_bytes
+            return (
+                200,
+                {"content-type": "application/x-tar"},
+                _random_tar(self.tarball_stream_bytes),
             )  # type: ignore[return-value]
         if m := re.fullmatch(r"/tarball/(.+)", rest):
             ref = m.group(1)
@@ -648,6 +657,45 @@ class FakeGitHub:
                 }
             )
         return files
+
+    def _new_app(
+        self, path: str, query: dict[str, list[str]], body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
+        """GitHub's "new App" page after its button is pressed: the form's manifest
+        makes an App (its key pair made here), and the browser is sent to the manifest's
+        ``redirect_url`` with a one-time code and the ``state`` it came with."""
+        form = parse_qs(body.decode())
+        app_manifest = json.loads(form["manifest"][0])
+        problem = manifest_problem(app_manifest)
+        if problem:
+            self.refused.append(("POST", path, problem))
+            return 422, {"content-type": "text/html"}, problem.encode()
+        code = f"code{len(self.manifests):04d}"
+        owner = path.split("/")[2] if path.startswith("/organizations/") else "octocat"
+        self.manifests[code] = {**app_manifest, "owner": owner}
+        redirect = (
+            app_manifest["redirect_url"]
+            + "?"
+            + urlencode({"code": code, "state": query.get("state", [""])[0]})
+        )
+        return 302, {"location": redirect}, b""
+
+    def _convert_manifest(self, code: str) -> tuple[int, dict[str, str], bytes]:
+        """``POST /app-manifests/{code}/conversions``: the App the code stands for, with
+        its credentials, once (then this fake's App is that one)."""
+        with self._lock:
+            app_manifest = self.manifests.pop(code, None)
+        if app_manifest is None:
+            return _json(404, {"message": "Not Found"})
+        private, public = rsa_key_pair()
+        with self._lock:
+            self.app_id, self.public_key = self.app_id + 1000, public
+            self.webhook_url = app_manifest["hook_attributes"]["url"]
+            self.webhook_secret = f"whsec_{os.urandom(16).hex()}"
+        answer = conversion(self.app_id, app_manifest, self.base_url, private)
+        answer["webhook_secret"] = self.webhook_secret
+        assert conversion_problem(answer) is None, conversion_problem(answer)
+        return _json(201, answer)
 
     def _app_jwt(self, headers: dict[str, str]) -> dict[str, Any] | None:
         """The App JWT's claims when it is valid for this App, else None."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from pydantic import SecretStr
 from sqlalchemy import Engine, text
 from typer.testing import CliRunner
 

@@ -104,12 +104,15 @@ def test_other_commands_on_a_pr_comment(command: str) -> None:
 
 def test_a_resolve_reply_in_a_thread_is_not_a_question() -> None:
     said = {"installation": {"id": 1}, "comment.in_reply_to_id": 41}
-    assert jobs(
-        "pull_request_review_comment",
-        "pull_request_review_comment.created",
-        **said,
-        **{"comment.body": " /resolve "},
-    ) == []
+    assert (
+        jobs(
+            "pull_request_review_comment",
+            "pull_request_review_comment.created",
+            **said,
+            **{"comment.body": " /resolve "},
+        )
+        == []
+    )
     [reply] = jobs(
         "pull_request_review_comment",
         "pull_request_review_comment.created",
