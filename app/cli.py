@@ -441,7 +441,7 @@ def review(
 
     settings = _settings()
     embedder = select_embedder(settings)
-    llm = make_openai_client(settings) if settings.llm_configured else None
+    llm = make_openai_client(settings, "review") if settings.model_configured("review") else None
     _note_hash_embedder(settings, embedder.model, as_json)
     with open_database(settings) as opened:
         with progress_bars() as bars:
@@ -453,7 +453,6 @@ def review(
                 summarizer=select_summarizer(settings),
                 base=base,
                 head=head,
-                llm=llm,
                 progress=None if as_json else RichProgress(bars),
             )
         prepared = local.prepared

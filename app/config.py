@@ -8,6 +8,7 @@ nothing reads a global copy.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -137,6 +138,25 @@ class Settings(BaseSettings):
         None
     )
     openai_base_url: Annotated[str | None, Field(validation_alias=_env("OPENAI_BASE_URL"))] = None
+    # Azure OpenAI, under the openai package's own variable names; its models are the
+    # deployments' names. Used for every role whose endpoint is not set otherwise.
+    azure_openai_endpoint: Annotated[
+        str | None, Field(validation_alias=_env("AZURE_OPENAI_ENDPOINT"))
+    ] = None
+    azure_openai_api_key: Annotated[
+        SecretStr | None, Field(validation_alias=_env("AZURE_OPENAI_API_KEY"))
+    ] = None
+    openai_api_version: Annotated[str, Field(validation_alias=_env("OPENAI_API_VERSION"))] = (
+        "2024-10-21"
+    )
+    # One endpoint (and key) per role, when a role should not use OPENAI_BASE_URL and
+    # OPENAI_API_KEY: a cheap local model for summaries, a strong hosted one for reviews.
+    summary_base_url: str | None = None
+    summary_api_key: SecretStr | None = None
+    review_base_url: str | None = None
+    review_api_key: SecretStr | None = None
+    embedding_base_url: str | None = None
+    embedding_api_key: SecretStr | None = None
     summary_model: str = "gpt-4o-mini"
     review_model: str = "gpt-4o"
     embedding_model: str = "text-embedding-3-small"
@@ -234,7 +254,7 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _refuse_placeholder_secrets(self) -> Settings:
-        for name in ("github_webhook_secret", "admin_token", "openai_api_key"):
+        for name in ("github_webhook_secret", "admin_token", *SECRET_KEYS):
             secret = getattr(self, name)
             if (
                 secret is not None
@@ -254,10 +274,29 @@ class Settings(BaseSettings):
             )
         return self
 
-    @property
-    def llm_configured(self) -> bool:
-        """True when an OpenAI-compatible endpoint is reachable in principle."""
-        return self.openai_api_key is not None or self.openai_base_url is not None
+    def model_endpoint(self, role: ModelRole) -> ModelEndpoint | None:
+        """Where ``role``'s model calls go: its own base URL (with its key, or
+        OPENAI_API_KEY), else OPENAI_BASE_URL or OpenAI itself when a key is set, else
+        Azure OpenAI when AZURE_OPENAI_ENDPOINT is set; None: no model for the role."""
+        base: str | None = getattr(self, f"{role}_base_url")
+        key: SecretStr | None = getattr(self, f"{role}_api_key")
+        if base is not None:
+            return ModelEndpoint(base, key or self.openai_api_key)
+        if self.openai_base_url is not None or (
+            self.azure_openai_endpoint is None and (self.openai_api_key or key)
+        ):
+            return ModelEndpoint(self.openai_base_url, key or self.openai_api_key)
+        if self.azure_openai_endpoint is not None:
+            return ModelEndpoint(
+                self.azure_openai_endpoint,
+                key or self.azure_openai_api_key,
+                azure_api_version=self.openai_api_version,
+            )
+        return None
+
+    def model_configured(self, role: ModelRole) -> bool:
+        """True when ``role`` has a model endpoint, reachable in principle."""
+        return self.model_endpoint(role) is not None
 
     @property
     def github_app_configured(self) -> bool:
@@ -278,6 +317,28 @@ class Settings(BaseSettings):
                 f"cannot read GITHUB_APP_PRIVATE_KEY_PATH {self.github_app_private_key_path}: "
                 f"{exc.strerror}"
             ) from None
+
+
+ModelRole = Literal["summary", "review", "embedding"]
+MODEL_ROLES: tuple[ModelRole, ...] = ("summary", "review", "embedding")
+#: The model keys, each a secret like the others.
+SECRET_KEYS = (
+    "openai_api_key",
+    "azure_openai_api_key",
+    "summary_api_key",
+    "review_api_key",
+    "embedding_api_key",
+)
+
+
+@dataclass(frozen=True)
+class ModelEndpoint:
+    """An OpenAI-compatible endpoint (None: OpenAI's own), or Azure OpenAI's when
+    ``azure_api_version`` is set."""
+
+    base_url: str | None
+    api_key: SecretStr | None
+    azure_api_version: str | None = None
 
 
 def load_settings(**overrides: object) -> Settings:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
-from app.config import Settings
+from app.config import SECRET_KEYS, Settings
 
 MASK = "**********"
 FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
@@ -52,7 +52,7 @@ def secret_values(settings: Settings) -> list[str]:
             settings.github_app_private_key,
             settings.github_webhook_secret,
             settings.admin_token,
-            settings.openai_api_key,
+            *(getattr(settings, name) for name in SECRET_KEYS),
         )
         if secret is not None
     ]

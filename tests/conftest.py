@@ -106,7 +106,10 @@ def settings(database_url: URL, tmp_path: Path) -> Settings:
 def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No test reads the developer's own configuration."""
     for name in list(os.environ):
-        if name.startswith(("REVIEWBOT_", "GITHUB_", "OPENAI_")) or name == "DATABASE_URL":
+        if (
+            name.startswith(("REVIEWBOT_", "GITHUB_", "OPENAI_", "AZURE_"))
+            or name == "DATABASE_URL"
+        ):
             monkeypatch.delenv(name)
     monkeypatch.chdir(tmp_path)
 

@@ -20,6 +20,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
     func,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
@@ -66,6 +67,9 @@ class Repository(Base):
     vector_index_declined_rows: Mapped[int] = mapped_column(Integer, server_default="0")
     # the newest commit whose history is in history_commits (app/indexing/history.py)
     history_commit: Mapped[str | None] = mapped_column(String(64))
+    # chunks were stored without their summaries and vectors, which a background job is
+    # making (app/flows/enrich.py): retrieval leaves the vector signal out until it is done
+    enrich_pending: Mapped[bool] = mapped_column(Boolean, server_default=false())
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now(), nullable=False

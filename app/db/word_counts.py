@@ -51,13 +51,14 @@ def needs_count(total: int, counted_at: int) -> bool:
     return counted_at == 0 or abs(total - counted_at) > RECOUNT_CHANGE * counted_at
 
 
-def refresh_word_counts(conn: Connection, repo_id: int, total: int) -> None:
-    """Count the repository's words again if its size moved enough."""
+def refresh_word_counts(conn: Connection, repo_id: int, total: int, force: bool = False) -> None:
+    """Count the repository's words again if its size moved enough (``force``: whatever
+    it did, as after its summaries, which are searched too, were all replaced)."""
     counted_at, documents = conn.execute(
         text("SELECT words_counted_at, search_chunks FROM repositories WHERE id = :r"),
         {"r": repo_id},
     ).one()
-    if documents != total and (total < MIN_CHUNKS or needs_count(total, counted_at)):
+    if force or (documents != total and (total < MIN_CHUNKS or needs_count(total, counted_at))):
         conn.execute(
             text(
                 "UPDATE repositories SET search_chunks = :t, search_avg_words = coalesce("
@@ -66,7 +67,7 @@ def refresh_word_counts(conn: Connection, repo_id: int, total: int) -> None:
             ),
             {"t": total, "r": repo_id},
         )
-    if not needs_count(total, counted_at):
+    if not force and not needs_count(total, counted_at):
         return
     conn.execute(text("DELETE FROM repository_words WHERE repository_id = :r"), {"r": repo_id})
     if total >= MIN_CHUNKS:

@@ -191,7 +191,7 @@ def _answer(
 ) -> str | None:
     """The answer's Markdown, from the PR's diff and the index searched for ``query``;
     None when no model is configured."""
-    if not run.settings.llm_configured:
+    if not run.settings.model_configured("review"):
         log.warning(kv("answer.skipped", repo=repo, pr=pr.number, reason="no LLM configured"))
         return None
     ensure_indexed(run, api, repo, pr.base_sha)
@@ -203,7 +203,7 @@ def _answer(
     )
     prompt = answer_prompt(question, pr.title, render_diff(fitted.files), context, config.language)
     answer = ask_text_model(
-        make_openai_client(run.settings),
+        make_openai_client(run.settings, "review"),
         run.settings.review_model,
         prompt,
         run.settings.answer_max_tokens,

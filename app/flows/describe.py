@@ -54,13 +54,13 @@ def describe_pull_request(
     labelling = config.labels if config.labels is not None else run.settings.review_labels
     labels = api.labels() if labelling else []
     description = Description("", "", "")
-    if run.settings.llm_configured:
+    if run.settings.model_configured("review"):
         prompt = describe_prompt(
             pr.title, pr.body, render_diff(fitted.files), fitted.omitted, labels, config.language
         )
         deadline = Deadline(run.settings.llm_job_budget_seconds)
         answer = ask_text_model(
-            make_openai_client(run.settings),
+            make_openai_client(run.settings, "review"),
             run.settings.review_model,
             prompt,
             run.settings.review_max_tokens,

@@ -14,7 +14,7 @@ import openai
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 
-from app.config import Settings
+from app.config import ModelRole, Settings
 from app.db import migrate
 from app.db.engine import first_line, read_server_info
 from app.db.models import EMBEDDING_DIMS
@@ -54,6 +54,7 @@ def run_checks(settings: Settings, engine: Engine | None, embedded: bool) -> lis
         lambda: github_app(settings),
         lambda: webhooks(settings),
         lambda: review_model(settings),
+        lambda: summary_model(settings),
         lambda: embeddings(settings),
     ]
     if embedded:
@@ -164,11 +165,11 @@ def webhooks(settings: Settings) -> Check:
 
 
 def review_model(settings: Settings) -> Check:
-    if not settings.llm_configured:
+    if not settings.model_configured("review"):
         return Check(
             "review model", False, "no model endpoint", "set OPENAI_API_KEY or OPENAI_BASE_URL"
         )
-    client = make_openai_client(settings).with_options(max_retries=0)
+    client = make_openai_client(settings, "review").with_options(max_retries=0)
     refused = []
     for name, response_format in FORMATS:
         extra = {"response_format": response_format} if response_format else {}
@@ -185,10 +186,10 @@ def review_model(settings: Settings) -> Check:
                 refused.append(name)
                 continue
             said = describe_model_failure(client, exc)
-            return Check("review model", False, said, _model_fix(exc))
+            return Check("review model", False, said, _model_fix(exc, "review"))
         except openai.APIConnectionError as exc:
             said = describe_model_failure(client, exc)
-            return Check("review model", False, said, "check OPENAI_BASE_URL")
+            return Check("review model", False, said, _url_fix("review"))
         said = f"{settings.review_model} answers, with response format {name}"
         if refused:
             said += f" (it refused {', '.join(refused)})"
@@ -196,11 +197,43 @@ def review_model(settings: Settings) -> Check:
     return Check("review model", False, "refused every response format", "use another model server")
 
 
-def _model_fix(exc: openai.APIStatusError) -> str:
+def summary_model(settings: Settings) -> Check:
+    """The summaries' model: one word asked of it (it may be another endpoint)."""
+    if not settings.model_configured("summary"):
+        return Check("summary model", True, "none: heuristic summaries (set a model for better)")
+    client = make_openai_client(settings, "summary").with_options(max_retries=0)
+    try:
+        client.chat.completions.create(
+            model=settings.summary_model,
+            messages=[{"role": "user", "content": "Answer: ok"}],
+            max_tokens=8,
+        )
+    except openai.APIStatusError as exc:
+        return Check(
+            "summary model",
+            False,
+            describe_model_failure(client, exc),
+            _model_fix(exc, "summary"),
+        )
+    except openai.APIConnectionError as exc:
+        return Check(
+            "summary model", False, describe_model_failure(client, exc), _url_fix("summary")
+        )
+    return Check("summary model", True, f"{settings.summary_model} answers")
+
+
+def _url_fix(role: ModelRole) -> str:
+    return f"check REVIEWBOT_{role.upper()}_BASE_URL, or OPENAI_BASE_URL / AZURE_OPENAI_ENDPOINT"
+
+
+def _model_fix(exc: openai.APIStatusError, role: ModelRole) -> str:
     if exc.status_code in (401, 403):
-        return "check OPENAI_API_KEY"
+        return f"check REVIEWBOT_{role.upper()}_API_KEY, or OPENAI_API_KEY / AZURE_OPENAI_API_KEY"
     if exc.status_code == 404:
-        return "check REVIEWBOT_REVIEW_MODEL (the model's name on that server)"
+        return (
+            f"check REVIEWBOT_{role.upper()}_MODEL (the model's name on that server; on Azure,"
+            " the deployment's name)"
+        )
     return "check the model server's log"
 
 

@@ -28,6 +28,10 @@ from app.runtime import Runtime
 
 log = logging.getLogger(__name__)
 INDEX_LOCK_WAIT_SECONDS = 600.0
+#: An index run leaves its model work to the background job (app/flows/enrich.py) unless
+#: the repository has at most this many rows to summarise and embed (a push, a small
+#: repository): those are done at once, in about the time of one review.
+INLINE_ENRICH_MAX = 200
 #: GitHub lists at most this many files in a comparison: a list this long may be cut.
 COMPARE_MAX_FILES = 300
 
@@ -56,7 +60,13 @@ def _index(run: Runtime, repo: str, ref: str, source: FileSource) -> IndexReport
         summarizer=select_summarizer(run.settings),
         # Another run of this repository (a review indexing it, the CLI) finishes first:
         # waiting costs no attempt, unlike failing with IndexBusy and being retried.
-        options=IndexOptions(lock_wait_seconds=INDEX_LOCK_WAIT_SECONDS),
+        # Without model calls: reviewable as soon as chunks, links and full-text rows are
+        # stored; summaries and vectors follow in their own job (app/flows/enrich.py).
+        options=IndexOptions(
+            lock_wait_seconds=INDEX_LOCK_WAIT_SECONDS,
+            enrich=False,
+            inline_enrich_max=INLINE_ENRICH_MAX,
+        ),
     ).run()
     log.info(
         kv(

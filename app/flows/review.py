@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from app.db.queries import lock_until_commit
-from app.db.queries.repositories import has_chunks, indexed_commit
+from app.db.queries.repositories import indexed_commit
 from app.db.queries.review_feedback import rejected_findings
 from app.db.queries.reviews import (
     add_review_tokens,
@@ -157,7 +157,11 @@ def _review(
     """Index if needed, build and post the review, then (after a push) resolve the
     threads the push fixed; returns (outcome, summary)."""
     pr_number = pr.number
-    llm = make_openai_client(run.settings) if run.settings.llm_configured else None
+    llm = (
+        make_openai_client(run.settings, "review")
+        if run.settings.model_configured("review")
+        else None
+    )
     if llm is None:  # nothing can be written: no retrieval, no index for it
         log.warning(kv("review.skipped", repo=repo, pr=pr_number, reason="no LLM configured"))
         _finish(run, repo_id, pr_number, pr.head_sha, "skipped")
@@ -184,7 +188,6 @@ def _review(
         body=pr.body,
         embedder=embedder,
         settings=run.settings,
-        llm=llm,
         config=config,
     )
     queried = [part.context.embedding_usage for part in prepared.parts]
@@ -286,9 +289,11 @@ def already_on_github(api: RepoApi, pr_number: int, head: str) -> tuple[int, lis
 
 
 def ensure_indexed(run: Runtime, api: RepoApi, repo: str, ref: str) -> None:
-    """Index ``repo`` at ``ref`` unless it has an index already."""
+    """Index ``repo`` at ``ref`` unless an index run of it has finished. One that is
+    under way (the installation's) is waited for, not reviewed half-written: its rows
+    are committed batch by batch, and the index lock makes this run wait for it."""
     with run.engine.connect() as conn:
-        indexed = has_chunks(conn, repo)
+        indexed = indexed_commit(conn, repo) is not None
     if not indexed:
         index_at(run, api, repo, ref)
 

@@ -14,7 +14,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import openai
 
@@ -196,9 +196,7 @@ class OpenAIEmbedder:
         for batch in self._batches(texts):
             client = self._bounded()
             try:
-                response = client.embeddings.create(
-                    model=self.model, input=batch, dimensions=self.dimensions or openai.omit
-                )
+                response = self._create(client, batch)
             except (openai.APIConnectionError, openai.APIStatusError) as exc:
                 if self.deadline is not None and self.deadline.expired():
                     raise self._budget_spent() from None  # cut short by the budget
@@ -225,6 +223,32 @@ class OpenAIEmbedder:
                     )
                 vectors.append(pad(vector))
         return vectors
+
+    def _create(self, client: openai.OpenAI, batch: list[str]) -> Any:
+        """One request. An endpoint that refuses ``dimensions`` (vLLM and Ollama for
+        models that cannot shorten their vectors: 400, 404 or 422) is asked again without
+        it, and not sent it again: its vectors are stored at their own width."""
+        try:
+            return client.embeddings.create(
+                model=self.model, input=batch, dimensions=self.dimensions or openai.omit
+            )
+        except openai.APIStatusError as exc:
+            if self.dimensions is None or exc.status_code not in (400, 404, 422):
+                raise
+            try:
+                response = client.embeddings.create(model=self.model, input=batch)
+            except openai.APIStatusError:
+                raise exc from None  # not the dimensions, then: the first refusal stands
+            log.warning(
+                kv(
+                    "embed.dimensions_refused",
+                    model=self.model,
+                    dimensions=self.dimensions,
+                    status=exc.status_code,
+                )
+            )
+            self.dimensions = None
+            return response
 
     def _bounded(self) -> openai.OpenAI:
         """The client for the next request, within the job's budget."""
@@ -314,7 +338,7 @@ def select_embedder(settings: Settings) -> Embedder:
     """``openai`` if a key or base URL is set, else ``local`` if installed, else ``hash``."""
     provider = settings.embedding_provider
     if provider == "auto":
-        if settings.llm_configured:
+        if settings.model_configured("embedding"):
             provider = "openai"
         elif local_embeddings_available():
             provider = "local"
@@ -322,7 +346,7 @@ def select_embedder(settings: Settings) -> Embedder:
             provider = "hash"
     if provider == "openai":
         return OpenAIEmbedder(
-            make_openai_client(settings),
+            make_openai_client(settings, "embedding"),
             settings.embedding_model,
             settings.embedding_batch_size,
             dimensions=settings.embedding_dimensions,

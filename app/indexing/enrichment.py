@@ -43,11 +43,14 @@ class Enrichment:
         estimate: bool,
         timed: Callable[[str], AbstractContextManager[None]],
         count_tokens: Callable[[str], int],
+        defer: bool = False,
     ) -> None:
         self.engine, self.repo = engine, repo
         self.embedder, self.summarizer = embedder, summarizer
         self.report, self.progress, self.estimate = report, progress, estimate
         self._timed, self._count_tokens = timed, count_tokens
+        #: no model calls: what the caches do not have is left for the background job
+        self.defer = defer
 
     def summaries(self, chunks: Sequence[Chunk]) -> list[Summary]:
         """A summary per chunk: cache, then LLM (each distinct content once), else heuristic."""
@@ -67,6 +70,8 @@ class Enrichment:
         made: dict[str, Summary] = {}
         if missing and self.estimate:
             self._estimate_summaries(missing)
+        elif missing and self.defer:
+            report.summaries_deferred += sum(1 for c in chunks if c.content_hash not in cached)
         elif missing:
             self.progress.start("summaries", len(missing))
             with self._timed("summarize"):
@@ -86,7 +91,7 @@ class Enrichment:
                 out.append(Summary(cached[chunk.content_hash], LLM, model))
             elif chunk.content_hash in made:
                 out.append(made[chunk.content_hash])
-            else:  # estimate mode
+            else:  # estimate mode, or left for later
                 out.append(Summary(heuristic_summary(chunk), HEURISTIC, HEURISTIC))
         report.summaries_llm += sum(
             1 for c in chunks if c.content_hash in made and made[c.content_hash].summarizer == LLM
@@ -135,6 +140,8 @@ class Enrichment:
                 usage = self.report.embedding_usage
                 usage.calls += math.ceil(len(todo) / 128)
                 usage.tokens += sum(self._count_tokens(t) for t in todo.values())
+        elif todo and self.defer:
+            report.embeddings_deferred += sum(1 for k in keys if k in todo)
         elif todo:
             self.progress.start("embeddings", len(todo))
             try:
@@ -160,12 +167,16 @@ class Enrichment:
                 with self._timed("db_write"), self.engine.begin() as conn:
                     caches.store_embeddings(conn, self.embedder.model, made)
         out = [cached.get(k) or made.get(k) for k in keys]
-        report.embeddings_missing += sum(1 for v in out if v is None) if not self.estimate else 0
+        if not self.estimate and not self.defer:
+            report.embeddings_missing += sum(1 for v in out if v is None)
         return out
 
     def upgrade_stale(self, repo_id: int | None, last_id_before: int) -> None:
-        """Give old rows the configured models' summaries and vectors."""
-        if repo_id is None:
+        """Give old rows the configured models' summaries and vectors, a page at a time
+        (each page is written before the next is asked for, so a run that stops keeps what
+        it made). Stops when the summary model fails or the job's model time runs out:
+        the rest would only get heuristic summaries, and vectors made from them."""
+        if repo_id is None or self.defer:
             return
         summary_model = self.summarizer.model if self.summarizer else None
         after = 0
@@ -183,6 +194,8 @@ class Enrichment:
                 return
             after = page[-1].id
             self._upgrade_page(page, summary_model)
+            if self.report.summary_usage.last_error and not self.estimate:
+                return
 
     def _upgrade_page(self, page: list[stale.StaleChunk], summary_model: str | None) -> None:
         needs_summary = [s for s in page if _summary_stale(s, summary_model)]

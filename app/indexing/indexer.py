@@ -26,7 +26,7 @@ from sqlalchemy import Engine
 from app.db.queries import release_session_lock, take_session_lock
 from app.db.queries.chunks import analyze_if_changed, count_chunks, last_chunk_id
 from app.db.queries.index_runs import record_index_run
-from app.db.queries.repositories import mark_indexed
+from app.db.queries.repositories import mark_indexed, set_enrich_pending
 from app.db.queries.usage import record_usage
 from app.db.vector_index import (
     build_lock,
@@ -44,6 +44,7 @@ from app.indexing.files import chunk_file
 from app.indexing.links import LINK_VERSION
 from app.indexing.report import IndexBusy, IndexOptions, IndexReport, NoProgress, Progress
 from app.indexing.source_tree import DirectorySource, FileSource, TreeFile
+from app.indexing.stale import enrichment_progress, is_pending
 from app.indexing.summarizer import (
     HEURISTIC,
     LLMSummarizer,
@@ -90,6 +91,7 @@ class Indexer:
             estimate=self.options.estimate,
             timed=self._timed,
             count_tokens=self._count_tokens,
+            defer=not self.options.enrich,
         )
 
     # -- the run -----------------------------------------------------------------------
@@ -129,9 +131,31 @@ class Indexer:
                 tree = self.source.files(config)
             with closing(tree) if isinstance(tree, Generator) else nullcontext():
                 self._index_files(tree, known, config.max_file_bytes)
+            if self._enrich_inline():
+                with self.engine.connect() as conn:
+                    last_id_before = last_chunk_id(conn)
             self.enrichment.upgrade_stale(self._repo_id, int(last_id_before))
             if not self.options.estimate:
                 self._finish()
+
+    def _enrich_inline(self) -> bool:
+        """With enrichment deferred, whether to make it now after all: when the
+        repository has at most ``inline_enrich_max`` rows without it."""
+        options, repo_id = self.options, self._repo_id
+        if options.enrich or options.estimate or repo_id is None or not options.inline_enrich_max:
+            return False
+        with self.engine.connect() as conn:
+            done, total = enrichment_progress(
+                conn,
+                repo_id,
+                summary_model=self.summarizer.model if self.summarizer else None,
+                embedding_model=self.embedder.model,
+            )
+        if total - done > options.inline_enrich_max:
+            return False
+        self.enrichment.defer = False
+        self.report.summaries_deferred = self.report.embeddings_deferred = 0
+        return True
 
     def _index_files(
         self, tree: Iterable[TreeFile], known: dict[str, store.KnownFile], max_bytes: int
@@ -210,23 +234,12 @@ class Indexer:
             mark_indexed(conn, repo_id, r.commit)
             r.chunks_total = count_chunks(conn, repo_id)
             refresh_word_counts(conn, repo_id, r.chunks_total)
-        with self._timed("db_write"), self.engine.begin() as conn:
-            decline_by_trial(conn, repo_id)  # before a large build, on a sample
-        r.ivfflat_lists = self._vector_index(r.chunks_added + r.chunks_updated + r.chunks_deleted)
-        if r.ivfflat_lists is not None:
-            with self._timed("db_write"), self.engine.begin() as conn:
-                calibrate_if_needed(conn, repo_id)
-            r.ivfflat_lists = self._vector_index()  # drops the index if calibration declined it
-
-    def _vector_index(self, changed_rows: int = 0) -> int | None:
-        """Statistics and the vector index rule, after the run's commit and outside any
-        transaction: a build that takes minutes must not hold up other repositories. If
-        it fails, the next run (even a no-op) retries it."""
-        with self._timed("db_write"), self.engine.connect() as conn:
-            autocommit = conn.execution_options(isolation_level="AUTOCOMMIT")
-            with build_lock(autocommit):
-                analyze_if_changed(autocommit, changed_rows)
-                return rebuild_if_needed(autocommit, self._require_repo(), concurrently=True)
+            deferred = max(r.summaries_deferred, r.embeddings_deferred)
+            if is_pending(r.chunks_total - deferred, r.chunks_total):
+                set_enrich_pending(conn, repo_id, True)
+        with self._timed("db_write"):
+            changed = r.chunks_added + r.chunks_updated + r.chunks_deleted
+            r.ivfflat_lists = upkeep_vector_index(self.engine, repo_id, changed)
 
     def _record_run(self) -> None:
         r, repo_id = self.report, self._require_repo()
@@ -289,3 +302,26 @@ class Indexer:
             yield
         finally:
             self.report.timings[stage] += time.perf_counter() - start
+
+
+def upkeep_vector_index(engine: Engine, repo_id: int, changed_rows: int) -> int | None:
+    """Statistics and the vector index rule after rows changed (an index run, the
+    background enrichment); returns the index's lists, None when there is none. Outside
+    any transaction: a build that takes minutes must not hold up other repositories. If it
+    fails, the next run (even a no-op) retries it."""
+    with engine.begin() as conn:
+        decline_by_trial(conn, repo_id)  # before a large build, on a sample
+    lists = _vector_index(engine, repo_id, changed_rows)
+    if lists is not None:
+        with engine.begin() as conn:
+            calibrate_if_needed(conn, repo_id)
+        lists = _vector_index(engine, repo_id)  # drops the index if calibration declined it
+    return lists
+
+
+def _vector_index(engine: Engine, repo_id: int, changed_rows: int = 0) -> int | None:
+    with engine.connect() as conn:
+        autocommit = conn.execution_options(isolation_level="AUTOCOMMIT")
+        with build_lock(autocommit):
+            analyze_if_changed(autocommit, changed_rows)
+            return rebuild_if_needed(autocommit, repo_id, concurrently=True)

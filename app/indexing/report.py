@@ -39,6 +39,14 @@ class IndexOptions:
     #: How long to wait for another run of the same repository to finish before raising
     #: ``IndexBusy`` (jobs wait; the CLI says so at once).
     lock_wait_seconds: float = 0.0
+    #: False: no model calls in the run. New chunks get their summaries and vectors from
+    #: the caches or not at all (a heuristic summary, no vector), and stored rows are not
+    #: upgraded; a background job does both (``app/flows/enrich.py``). The App indexes
+    #: so, to be reviewable as soon as chunks, links and full-text rows are stored.
+    enrich: bool = True
+    #: With ``enrich`` False, the run still makes them when the repository has at most
+    #: this many rows without them (a push, a small repository).
+    inline_enrich_max: int = 0
 
 
 @dataclass
@@ -86,11 +94,13 @@ class IndexReport:
     summaries_llm: int = 0
     summaries_heuristic: int = 0
     summaries_cached: int = 0
+    summaries_deferred: int = 0  # left for the background job (IndexOptions.enrich)
     summary_usage: SummaryUsage = field(default_factory=SummaryUsage)
     embedding_model: str = ""
     embeddings_computed: int = 0
     embeddings_cached: int = 0
     embeddings_missing: int = 0
+    embeddings_deferred: int = 0
     embedding_usage: EmbeddingUsage = field(default_factory=EmbeddingUsage)
     errors: list[str] = field(default_factory=list)
     ivfflat_lists: int | None = None
@@ -124,6 +134,7 @@ class IndexReport:
                 "llm": self.summaries_llm,
                 "heuristic": self.summaries_heuristic,
                 "cached": self.summaries_cached,
+                "deferred": self.summaries_deferred,
                 "calls": self.summary_usage.calls,
                 "prompt_tokens": self.summary_usage.prompt_tokens,
                 "completion_tokens": self.summary_usage.completion_tokens,
@@ -134,6 +145,7 @@ class IndexReport:
                 "computed": self.embeddings_computed,
                 "cached": self.embeddings_cached,
                 "missing": self.embeddings_missing,
+                "deferred": self.embeddings_deferred,
                 "calls": self.embedding_usage.calls,
                 "tokens": self.embedding_usage.tokens,
             },

@@ -11,7 +11,17 @@ from typing import Any
 from pgvector import Vector
 from sqlalchemy import Connection, text
 
+from app.config import Settings
 from app.indexing.chunks import Chunk
+
+#: A repository is *pending* (retrieval leaves the vector signal out) while more than this
+#: share of its chunks lacks the configured models' summary or vector: after a first index
+#: made without model calls, not for the few rows of a push the job has yet to reach.
+PENDING_SHARE = 0.01
+
+
+def is_pending(done: int, total: int) -> bool:
+    return total - done > PENDING_SHARE * total
 
 
 @dataclass(frozen=True)
@@ -36,19 +46,13 @@ def stale_chunks(
 ) -> list[StaleChunk]:
     """Rows whose summary is not from ``summary_model`` (None: any summary will do) or
     whose vector is missing or from another model; ``after_id`` pages through them."""
-    summary_stale = (
-        "summarizer IS NULL"
-        if summary_model is None
-        else "(summarizer IS DISTINCT FROM 'llm' OR summary_model IS DISTINCT FROM :sm)"
-    )
     rows = conn.execute(
         text(
             "SELECT id, file_path, language, chunk_type, symbol_name, qualified_name, start_line,"
             ' end_line, raw_code, signature, docstring, "references", content_hash, nl_summary,'
             " summarizer, summary_model, embedding_model, embedding IS NOT NULL AS has_embedding"
             " FROM code_chunks WHERE repository_id = :r AND id > :after AND"
-            f" ({summary_stale} OR embedding IS NULL OR embedding_model IS DISTINCT FROM :em)"
-            " ORDER BY id LIMIT :lim"
+            f" {_stale(summary_model)} ORDER BY id LIMIT :lim"
         ),
         {"r": repo_id, "sm": summary_model, "em": embedding_model, "after": after_id, "lim": limit},
     )
@@ -78,6 +82,42 @@ def stale_chunks(
         )
         for r in rows
     ]
+
+
+def enrichment_progress(
+    conn: Connection, repo_id: int, *, summary_model: str | None, embedding_model: str
+) -> tuple[int, int]:
+    """(chunks whose summary and vector are from the configured models, all chunks)."""
+    stale, total = conn.execute(
+        text(
+            f"SELECT count(*) FILTER (WHERE {_stale(summary_model)}), count(*)"
+            " FROM code_chunks WHERE repository_id = :r"
+        ),
+        {"r": repo_id, "sm": summary_model, "em": embedding_model},
+    ).one()
+    return int(total) - int(stale), int(total)
+
+
+def configured_progress(
+    conn: Connection, repo_id: int, settings: Settings, embedding_model: str
+) -> tuple[int, int]:
+    """``enrichment_progress`` against the models ``settings`` configure (no summary
+    model: the heuristic summaries are what there is)."""
+    summary_model = settings.summary_model if settings.model_configured("summary") else None
+    return enrichment_progress(
+        conn, repo_id, summary_model=summary_model, embedding_model=embedding_model
+    )
+
+
+def _stale(summary_model: str | None) -> str:
+    """The condition of a row whose summary is not from ``summary_model`` (None: any
+    will do) or whose vector is missing or from another model (``:sm``, ``:em``)."""
+    summary = (
+        "summarizer IS NULL"
+        if summary_model is None
+        else "(summarizer IS DISTINCT FROM 'llm' OR summary_model IS DISTINCT FROM :sm)"
+    )
+    return f"({summary} OR embedding IS NULL OR embedding_model IS DISTINCT FROM :em)"
 
 
 def update_chunk_models(conn: Connection, updates: Sequence[dict[str, Any]]) -> None:

@@ -310,10 +310,10 @@ def _status(exc: Exception) -> int:
 
 def select_summarizer(settings: Settings) -> LLMSummarizer | None:
     """The LLM summarizer when an endpoint is configured, else None (heuristic summaries)."""
-    if not settings.llm_configured:
+    if not settings.model_configured("summary"):
         return None
     return LLMSummarizer(
-        make_openai_client(settings),
+        make_openai_client(settings, "summary"),
         settings.summary_model,
         batch_size=settings.summary_batch_size,
         concurrency=settings.summary_concurrency,

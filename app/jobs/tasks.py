@@ -6,22 +6,35 @@ whether it will be retried: see ``app.jobs.retry`` for which failures are transi
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from procrastinate import JobContext
+from procrastinate.exceptions import AlreadyEnqueued
 from sqlalchemy.exc import DBAPIError
 
 from app.db.queries.job_errors import prune_job_errors, record_job_error
+from app.db.queries.repositories import enrich_pending
 from app.errors import ReviewbotError
-from app.flows import commands, conversation, describe, feedback, index, redelivery, review
+from app.flows import (
+    commands,
+    conversation,
+    describe,
+    enrich,
+    feedback,
+    index,
+    redelivery,
+    review,
+)
 from app.jobs.queue import RETRY, queue, recover_stalled_jobs, runtime
 from app.jobs.retry import is_transient
 from app.logs import kv, mask_secrets, secret_values
 
 FINISHED_JOBS_KEPT_HOURS = 24 * 7
+ENRICH_TASK = "enrich_repository"
 log = logging.getLogger(__name__)
 R = TypeVar("R")
 
@@ -81,9 +94,12 @@ def review_pull_request(
     context: JobContext, repo: str, installation_id: int, pr_number: int, full: bool = False
 ) -> None:
 
-    review.review_pull_request(
-        runtime(context), repo, installation_id, pr_number, full=full, job_id=context.job.id
-    )
+    try:
+        review.review_pull_request(
+            runtime(context), repo, installation_id, pr_number, full=full, job_id=context.job.id
+        )
+    finally:  # a first review indexes the repository itself
+        _enrich_if_pending(context, repo)
 
 
 @queue.task(name="describe_pull_request", pass_context=True, retry=RETRY)
@@ -100,6 +116,37 @@ def describe_pull_request(
 def index_repository(context: JobContext, repo: str, installation_id: int, full: bool) -> None:
 
     index.index_repository(runtime(context), repo, installation_id, full=full)
+    _enrich_if_pending(context, repo)
+
+
+@queue.task(name="enrich_repository", pass_context=True, retry=RETRY)
+@recorded
+def enrich_repository(context: JobContext, repo: str) -> None:
+    """Summaries and vectors of the rows an index run stored without them. A run that made
+    progress but stopped (the job's model time ran out) queues the next; one that made
+    none (the model is down) ends the chain, and the next index run starts it again."""
+    outcome = enrich.enrich_repository(runtime(context), repo)
+    if not outcome.finished and not outcome.busy and outcome.updated:
+        _enrich_later(context, repo)
+
+
+def _enrich_if_pending(context: JobContext, repo: str) -> None:
+    """After a review, which indexes a repository it finds without an index. Never hides
+    the review's own failure: a database that fails here is only logged."""
+    try:
+        with runtime(context).engine.connect() as conn:
+            pending = enrich_pending(conn, repo)
+        if pending:
+            _enrich_later(context, repo)
+    except DBAPIError as exc:
+        log.warning(kv("enrich.not_queued", repo=repo, error=type(exc).__name__))
+
+
+def _enrich_later(context: JobContext, repo: str) -> None:
+    """Queue the repository's enrichment, unless it is waiting already."""
+    key = f"enrich:{repo}"
+    with contextlib.suppress(AlreadyEnqueued):
+        context.app.configure_task(ENRICH_TASK, queueing_lock=key).defer(repo=repo)
 
 
 @queue.task(name="purge_repository", pass_context=True, retry=RETRY)
@@ -177,9 +224,12 @@ def answer_question(
     comment_id: int,
 ) -> None:
 
-    conversation.answer_question(
-        runtime(context), repo, installation_id, pr_number, question, user, comment_id
-    )
+    try:
+        conversation.answer_question(
+            runtime(context), repo, installation_id, pr_number, question, user, comment_id
+        )
+    finally:  # a first question indexes the repository itself
+        _enrich_if_pending(context, repo)
 
 
 @queue.task(name="answer_reply", pass_context=True, retry=RETRY)
@@ -195,9 +245,12 @@ def answer_reply(
     user: str | None,
 ) -> None:
 
-    conversation.answer_reply(
-        runtime(context), repo, installation_id, pr_number, comment_id, parent_id, said, user
-    )
+    try:
+        conversation.answer_reply(
+            runtime(context), repo, installation_id, pr_number, comment_id, parent_id, said, user
+        )
+    finally:
+        _enrich_if_pending(context, repo)
 
 
 @queue.task(name="collect_feedback", pass_context=True, retry=RETRY)

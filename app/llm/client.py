@@ -10,19 +10,34 @@ import re
 
 import openai
 
-from app.config import Settings
+from app.config import ModelRole, Settings
+from app.errors import ConfigError
 from app.llm.pacing import MIN_ATTEMPT_SECONDS, Deadline, within
 
 #: The openai client insists on a key; local endpoints (vLLM, Ollama) ignore it.
 NO_KEY = "no-key-configured"
 
 
-def make_openai_client(settings: Settings) -> openai.OpenAI:
-    """A client for ``OPENAI_BASE_URL`` (or OpenAI) with our timeout and retry budget."""
-    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else NO_KEY
+def make_openai_client(settings: Settings, role: ModelRole) -> openai.OpenAI:
+    """A client for ``role``'s endpoint (``Settings.model_endpoint``) with our timeout and
+    retry budget: Azure OpenAI's own client (deployments, ``api-version``, the ``api-key``
+    header) for an Azure endpoint, else the OpenAI client."""
+    found = settings.model_endpoint(role)
+    if found is None:
+        raise ConfigError(f"no model endpoint for {role}s: set OPENAI_API_KEY or OPENAI_BASE_URL")
+    key = found.api_key.get_secret_value() if found.api_key else NO_KEY
+    if found.azure_api_version is not None:
+        assert found.base_url is not None
+        return openai.AzureOpenAI(
+            azure_endpoint=found.base_url,
+            api_version=found.azure_api_version,
+            api_key=key,
+            timeout=settings.llm_timeout_seconds,
+            max_retries=settings.llm_max_retries,
+        )
     return openai.OpenAI(
         api_key=key,
-        base_url=settings.openai_base_url,
+        base_url=found.base_url,
         timeout=settings.llm_timeout_seconds,
         max_retries=settings.llm_max_retries,
     )

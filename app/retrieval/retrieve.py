@@ -11,9 +11,13 @@ import openai
 from sqlalchemy import Engine
 
 from app.config import Settings
+from app.db.queries.repositories import enrich_pending
 from app.diff.changed import ChangedFunction
 from app.diff.parse import FileDiff
 from app.indexing.embedder import Embedder, EmbeddingError, EmbeddingUsage
+from app.indexing.stale import configured_progress
+from app.indexing.store import find_repository
+from app.llm.client import make_openai_client
 from app.llm.tokens import token_counter
 from app.logs import kv
 from app.retrieval.candidates import (
@@ -51,11 +55,13 @@ class ContextResult:
     )
     embedding_usage: EmbeddingUsage = field(default_factory=EmbeddingUsage)
     skipped: list[str] = field(default_factory=list)  # diff files the index does not hold
+    notes: list[str] = field(default_factory=list)  # what the search had to leave out, and why
 
     def as_json(self) -> dict[str, object]:
         return {
             "changed": [c.as_json() for c in self.changed],
             "skipped": self.skipped,
+            "notes": self.notes,
             "context": [c.as_json() for c in self.context],
             "tokens_used": self.tokens_used,
             "budget": self.budget,
@@ -100,7 +106,9 @@ def retrieve_context(
     budget: int | None = None,
     weights: RankingWeights = DEFAULT_WEIGHTS,
 ) -> ContextResult:
-    """Search, rank and pack context for ``changed`` under the token budget."""
+    """Search, rank and pack context for ``changed`` under the token budget. ``llm``
+    describes the changes for search when ``retrieval_llm_queries`` is on (default: the
+    summaries' endpoint)."""
     begun = time.perf_counter()
     budget = budget or settings.context_token_budget
     counter = token_counter()
@@ -135,19 +143,23 @@ def retrieval_candidates(
     queries = build_queries(
         searched,
         diffs,
-        llm if settings.retrieval_llm_queries else None,
+        _describer(llm, settings),
         settings.summary_model,
         settings.query_max_tokens,
     )
     signals = set(settings.retrieval_signals)
     started = time.perf_counter()
     vectors: list[list[float]] = []
+    if "vector" in signals and (pending := _enrichment_note(engine, repo, embedder, settings)):
+        signals.discard("vector")
+        result.notes.append(pending)
     if "vector" in signals:
         embedded = _embedded(
             embedder, vector_texts(searched, queries), result.embedding_usage, repo
         )
         if embedded is None:
             signals.discard("vector")
+            result.notes.append("Semantic search was left out: the embedding endpoint failed.")
         vectors = embedded or []
     result.timings["embedding_s"] = time.perf_counter() - started
     started = time.perf_counter()
@@ -206,6 +218,8 @@ def retrieve_for_question(
     counter = token_counter()
     signals = {"vector", "lexical"} & set(settings.retrieval_signals)
     vectors: list[list[float]] = []
+    if "vector" in signals and _enrichment_note(engine, repo, embedder, settings):
+        signals.discard("vector")
     if "vector" in signals:
         vectors = _embedded(embedder, [question], EmbeddingUsage(), repo) or []
     k = settings.retrieval_per_signal
@@ -218,6 +232,35 @@ def retrieve_for_question(
     ranked = rank_context(chunks, settings.max_chunks_per_file)
     packed, _ = pack(ranked, counter.usable(settings.context_token_budget), counter.count)
     return packed
+
+
+def _describer(llm: openai.OpenAI | None, settings: Settings) -> openai.OpenAI | None:
+    """The client that describes changes for search (``retrieval_llm_queries``): the one
+    given, else the summaries' endpoint (a cheap model's job, wherever it is served)."""
+    if not settings.retrieval_llm_queries:
+        return None
+    if llm is None and settings.model_configured("summary"):
+        return make_openai_client(settings, "summary")
+    return llm
+
+
+def _enrichment_note(
+    engine: Engine, repo: str, embedder: Embedder, settings: Settings
+) -> str | None:
+    """Why the vector signal is left out, while the repository's summaries and vectors are
+    still being made in the background (``app/flows/enrich.py``); else None."""
+    with engine.connect() as conn:
+        if not enrich_pending(conn, repo):
+            return None
+        repo_id = find_repository(conn, repo)
+        if repo_id is None:
+            return None
+        done, total = configured_progress(conn, repo_id, settings, embedder.model)
+    return (
+        "Semantic search was left out: this repository's summaries and embeddings are "
+        f"still being made ({done:,} of {total:,} chunks done); related code was found by "
+        "links, history, siblings and full-text search."
+    )
 
 
 def _embedded(

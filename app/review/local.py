@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import openai
 from sqlalchemy import Engine
 
 from app.config import Settings
@@ -41,7 +40,6 @@ def review_local(
     base: str | None = None,
     head: str | None = None,
     name: str | None = None,
-    llm: openai.OpenAI | None = None,
     progress: Progress | None = None,
 ) -> LocalReview:
     """Index ``path`` at ``base`` (incrementally, streamed from ``git archive``: nothing is
@@ -83,7 +81,6 @@ def review_local(
         body=body,
         embedder=embedder,
         settings=settings,
-        llm=llm,
         config=config,
     )
     return LocalReview(name, base_sha, head_sha, report, prepared, repo)

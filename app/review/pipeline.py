@@ -132,7 +132,6 @@ def prepare_review(
     body: str,
     embedder: Embedder,
     settings: Settings,
-    llm: openai.OpenAI | None = None,
     config: ReviewConfig | None = None,
 ) -> PreparedReview:
     """Changed functions, then per part (one, unless the diff is larger than its budget)
@@ -150,7 +149,7 @@ def prepare_review(
     for group in plan.groups:
         paths = {d.path for d in group}
         mine = [c for c in changed if c.file_path in paths]
-        context = retrieve_context(engine, repo, group, mine, embedder, settings, llm=llm)
+        context = retrieve_context(engine, repo, group, mine, embedder, settings)
         fitted = fit_diff(group, budget, counter.count)
         prompt = build_prompt(
             title,
@@ -288,9 +287,13 @@ def summary_markdown(
             "**Not reviewed, to fit the budget**\n" + "\n".join(f"- {o}" for o in prepared.omitted)
         )
     used = [_context_line(c, permalink) for c in prepared.context_used]
-    if used:
+    notes = list(dict.fromkeys(n for part in prepared.parts for n in part.context.notes))
+    if used or notes:
         parts.append(
-            "<details><summary>Context used</summary>\n\n" + "\n".join(used) + "\n</details>"
+            "<details><summary>Context used</summary>\n\n"
+            + "".join(f"_{n}_\n\n" for n in notes)
+            + "\n".join(used)
+            + "\n</details>"
         )
     return "\n\n".join(parts)
 

@@ -12,10 +12,12 @@ import time
 from typing import Any
 
 import httpx
+import pytest
 from sqlalchemy import Engine, text
 from sqlalchemy.engine import URL
 
 from app.config import Settings
+from app.flows import index as index_flow
 from tests.conftest import GITHUB_INSTALLATION, GITHUB_REPO
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.openai_server import CHAT, FakeOpenAI
@@ -214,3 +216,37 @@ def test_install_indexes_push_updates_uninstall_purges(
     with engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM repositories")).scalar_one() == 0
         assert conn.execute(text("SELECT count(*) FROM code_chunks")).scalar_one() == 0
+
+
+def test_a_first_review_comes_before_the_summaries_which_follow_in_their_own_job(
+    github_settings: Settings,
+    engine: Engine,
+    github: FakeGitHub,
+    fake_openai: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A repository too large to summarise during a review (here: any) is reviewed from
+    its chunks, links and full-text rows at once; the review says semantic search was left
+    out; an ``enrich_repository`` job then makes the summaries and vectors."""
+    monkeypatch.setattr(index_flow, "INLINE_ENRICH_MAX", 0)
+    head = github.pulls[7].head
+    with serving(github_settings, engine, worker=True) as base:
+        assert send(base, "pull_request", pr_event("opened", head)).status_code == 202
+        wait_for(lambda: len(github.reviews) == 1)
+        wait_for(lambda: jobs_left(engine) == 0)
+    [review] = github.reviews
+    assert "Semantic search was left out" in review["body"]
+    assert "(0 of " in review["body"]
+    assert [(c["path"], c["line"]) for c in review["comments"]] == [("shop/checkout.py", 7)]
+    # the review prompt went out before any summary was asked for
+    prompts = [b["messages"][-1]["content"] for b in fake_openai.bodies(CHAT)]
+    first_summary = next(i for i, p in enumerate(prompts) if "### chunk " in p)
+    assert first_summary > 0
+    with engine.connect() as conn:
+        jobs = conn.execute(
+            text("SELECT task_name, status FROM procrastinate_jobs ORDER BY id")
+        ).all()
+        kinds = set(conn.execute(text("SELECT DISTINCT summarizer FROM code_chunks")).scalars())
+        pending = conn.execute(text("SELECT enrich_pending FROM repositories")).scalar_one()
+    assert ("enrich_repository", "succeeded") in [tuple(j) for j in jobs]
+    assert kinds == {"llm"} and pending is False

@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
+from urllib.parse import parse_qs, urlparse
 
 from tests.fakes.loopback import serving
 
@@ -31,10 +32,11 @@ EMBEDDINGS = "/v1/embeddings"
 
 @dataclass
 class Recorded:
-    path: str
+    path: str  # CHAT or EMBEDDINGS, whatever the dialect's own path
     body: dict[str, Any]
     headers: dict[str, str]
     status: int
+    url: str = ""  # the request's own path and query
 
 
 @dataclass
@@ -52,6 +54,14 @@ class FakeOpenAI:
     generation_seconds: float = 0.0
     embedding_seconds: float = 0.0
     context_window: int = 0  # > 0: longer requests are refused (prompt + max_tokens)
+    # dialects: Azure OpenAI (/openai/deployments/{deployment}/...?api-version=, the key in
+    # an `api-key` header), a required key (a LiteLLM proxy's master key, as a bearer
+    # token), and statuses for a `dimensions` (vLLM, Ollama) or a `json_schema` response
+    # format (older Ollama) the server does not take
+    azure_api_version: str | None = None
+    api_key: str | None = None
+    refuse_dimensions: int = 0
+    refuse_json_schema: int = 0
     in_flight: int = 0
     peak_in_flight: int = 0  # the most requests the server held at once (waiting included)
     _slot: threading.Lock = field(default_factory=threading.Lock)
@@ -77,6 +87,32 @@ class FakeOpenAI:
             self._failures.clear()
         self.down = False
 
+    def dialect(
+        self, raw_path: str, body: dict[str, Any], headers: dict[str, str]
+    ) -> tuple[str, tuple[int, dict[str, Any]] | None]:
+        """The request's route (CHAT or EMBEDDINGS) in this server's dialect, and the
+        refusal it gets, if any (a wrong key, path or API version), as that server words it."""
+        url = urlparse(raw_path)
+        if self.azure_api_version is None:
+            given = headers.get("authorization", "").removeprefix("Bearer ")
+            if self.api_key is not None and given != self.api_key:
+                said = "Authentication Error, Invalid proxy server token passed."
+                return url.path, (401, {"error": {"message": said, "type": "auth_error"}})
+            return url.path, None
+        found = re.fullmatch(
+            r"/openai/deployments/([\w.-]+)/(chat/completions|embeddings)", url.path
+        )
+        if found is None:
+            return url.path, (404, {"error": {"code": "404", "message": "Resource not found"}})
+        if parse_qs(url.query).get("api-version") != [self.azure_api_version]:
+            said = "Unsupported api-version. Please use a supported version."
+            return url.path, (404, {"error": {"code": "404", "message": said}})
+        if self.api_key is not None and headers.get("api-key") != self.api_key:
+            said = "Access denied due to invalid subscription key or wrong API endpoint."
+            return url.path, (401, {"error": {"code": "401", "message": said}})
+        body["model"] = found.group(1)  # the deployment answers, whatever the body says
+        return (CHAT if found.group(2) == "chat/completions" else EMBEDDINGS), None
+
     # -- answers -------------------------------------------------------------------------
 
     def answer(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -93,11 +129,20 @@ class FakeOpenAI:
             if self.context_window and requested > self.context_window:
                 return 400, _too_long(self.context_window, requested)
             wanted = (body.get("response_format") or {}).get("type")
+            if self.refuse_json_schema and wanted == "json_schema":
+                said = "json: unsupported response_format type json_schema"
+                return self.refuse_json_schema, {"error": {"message": said, "type": "api_error"}}
             if self.llama_like and wanted == "json_schema":
                 said = "Input should be 'text' or 'json_object' (response_format.type)"
                 return 500, {"error": {"code": 500, "message": said, "type": "server_error"}}
             return 200, self._chat(body)
         if path == EMBEDDINGS:
+            if self.refuse_dimensions and body.get("dimensions"):
+                said = (
+                    f'Model "{body.get("model")}" does not support matryoshka representation,'
+                    " changing output dimensions will lead to poor results."
+                )
+                return self.refuse_dimensions, {"error": {"message": said, "type": "BadRequest"}}
             return 200, self._embeddings(body)
         return 404, {"error": {"message": f"no route {path}"}}
 
@@ -174,21 +219,29 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError:
             body = {}
         fake = self.fake
+        path, refused = fake.dialect(
+            self.path, body, {k.lower(): v for k, v in self.headers.items()}
+        )
+        if refused is not None:
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            fake.requests.append(Recorded(path, body, headers, refused[0], self.path))
+            self._send(refused[0], json.dumps(refused[1]).encode())
+            return
         with fake._lock:
             fake.in_flight += 1
             fake.peak_in_flight = max(fake.peak_in_flight, fake.in_flight)
         try:
             with fake._slot if fake.one_at_a_time else contextlib.nullcontext():
-                if self.path == CHAT and fake.generation_seconds:
+                if path == CHAT and fake.generation_seconds:
                     time.sleep(fake.generation_seconds)  # a disconnect does not stop it
-                if self.path == EMBEDDINGS and fake.embedding_seconds:
+                if path == EMBEDDINGS and fake.embedding_seconds:
                     time.sleep(fake.embedding_seconds)
-                status, payload = fake.answer(self.path, body)
+                status, payload = fake.answer(path, body)
         finally:
             with fake._lock:
                 fake.in_flight -= 1
         self.fake.requests.append(
-            Recorded(self.path, body, {k.lower(): v for k, v in self.headers.items()}, status)
+            Recorded(path, body, {k.lower(): v for k, v in self.headers.items()}, status, self.path)
         )
         data = json.dumps(payload).encode()
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up

@@ -468,3 +468,38 @@ def test_overview_shows_spend_against_each_budget(
     assert installations == ["4242 1,450,000 72%"]
     pulls = [r.lstrip("> ").strip() for r in _rows(page.text, "budget-pulls")]
     assert pulls[0] == f"{SHOP}#7 12,345 123% pr:pr" and pulls[1].startswith(f"{SHOP}#8 99 0%")
+
+
+def test_a_repository_being_enriched_shows_its_progress(
+    client: TestClient, engine: Engine, seeded: Seeded
+) -> None:
+    with engine.begin() as conn:
+        conn.execute(
+            text("UPDATE repositories SET enrich_pending = true WHERE id = :r"),
+            {"r": seeded.shop_id},
+        )
+        conn.execute(
+            text(
+                "UPDATE code_chunks SET embedding = NULL WHERE repository_id = :r AND id IN"
+                " (SELECT id FROM code_chunks WHERE repository_id = :r ORDER BY id LIMIT 3)"
+            ),
+            {"r": seeded.shop_id},
+        )
+        left = conn.execute(
+            text(
+                "SELECT count(*) FROM code_chunks WHERE repository_id = :r"
+                " AND embedding IS NOT NULL"
+            ),
+            {"r": seeded.shop_id},
+        ).scalar_one()
+    signed_in(client)
+    shop = next(
+        r for r in _rows(client.get("/admin/repositories").text, "repositories") if SHOP in r
+    )
+    assert f"{left} summarised and embedded" in shop
+    detail = client.get(f"/admin/repositories/{seeded.shop_id}").text
+    assert f"{left} of them summarised and embedded so far" in detail
+    cli = next(
+        r for r in _rows(client.get("/admin/repositories").text, "repositories") if CLI_REPO in r
+    )
+    assert "summarised" not in cli  # not pending: nothing to say

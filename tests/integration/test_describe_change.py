@@ -21,7 +21,7 @@ from tests.support.billing import DIFF, NEW, OLD
 def _describe(settings: Settings) -> str | None:
     diffs = parse_diff(DIFF)
     [function] = changed_functions(diffs, lambda path, side: NEW if side == "new" else OLD)
-    client = make_openai_client(settings.model_copy(update={"llm_max_retries": 0}))
+    client = make_openai_client(settings.model_copy(update={"llm_max_retries": 0}), "summary")
     return describe_change_with_llm(client, "gpt-4o-mini", function, diffs[0])
 
 

@@ -38,6 +38,7 @@ def test_a_healthy_installation_passes_every_check(
         "GitHub App": True,
         "webhooks": True,
         "review model": True,
+        "summary model": True,
         "embeddings": True,
     }
     assert "1 installation(s)" in checks["GitHub App"].detail  # type: ignore[attr-defined]
@@ -80,6 +81,12 @@ def test_a_healthy_installation_passes_every_check(
             "review model",
             "",
             "OPENAI_BASE_URL",
+        ),
+        (
+            lambda s, g, f: s.model_copy(update={"summary_base_url": "http://127.0.0.1:9/v1"}),
+            "summary model",
+            "cannot connect",
+            "REVIEWBOT_SUMMARY_BASE_URL",
         ),
         (
             lambda s, g, f: setattr(f, "embedding_dims", 3072) or s,

@@ -74,7 +74,7 @@ def prepare_with_model(
 ) -> tuple[LocalReview, openai.OpenAI]:
     fake.chat_reply = review_reply
     repo, base = history
-    client = make_openai_client(settings)
+    client = make_openai_client(settings, "review")
     local = review_local(
         engine,
         repo.root,
@@ -83,7 +83,6 @@ def prepare_with_model(
         summarizer=select_summarizer(settings),
         base=base,
         head="HEAD",
-        llm=client,
     )
     return local, client
 
@@ -151,13 +150,14 @@ def test_cli_context_json_contract(
     assert set(data) == {
         "changed",
         "skipped",
+        "notes",
         "context",
         "tokens_used",
         "budget",
         "token_counter",
         "timings",
     }
-    assert data["skipped"] == []
+    assert data["skipped"] == [] and data["notes"] == []
     timings = data["timings"]
     assert set(timings) == {"embedding_s", "database_s", "total_s"}
     assert timings["total_s"] >= timings["embedding_s"] + timings["database_s"] > 0

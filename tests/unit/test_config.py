@@ -28,7 +28,7 @@ def test_reads_documented_environment_names(monkeypatch: pytest.MonkeyPatch) -> 
     assert s.github_api_url == "https://ghe.example.com/api/v3"
     assert s.summary_model == "tiny"
     assert s.context_token_budget == 4000
-    assert s.llm_configured
+    assert all(s.model_configured(role) for role in ("summary", "review", "embedding"))
 
 
 def test_secrets_never_show_in_repr_or_str(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -128,3 +128,50 @@ def test_bad_values_name_the_variable(
     with pytest.raises(ConfigError) as caught:
         load_settings()
     assert said in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_each_role_can_have_its_own_endpoint_and_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-hosted-0123456789")
+    monkeypatch.setenv("REVIEWBOT_SUMMARY_BASE_URL", "http://ollama:11434/v1")
+    monkeypatch.setenv("REVIEWBOT_EMBEDDING_BASE_URL", "http://vllm:8000/v1")
+    monkeypatch.setenv("REVIEWBOT_EMBEDDING_API_KEY", "vllm-key-0123456789")
+    s = load_settings()
+    review, summary, embedding = (s.model_endpoint(r) for r in ("review", "summary", "embedding"))
+    assert review is not None and review.base_url is None  # OpenAI itself
+    assert review.api_key is not None and review.api_key.get_secret_value().startswith("sk-")
+    assert summary is not None and summary.base_url == "http://ollama:11434/v1"
+    assert embedding is not None and embedding.api_key is not None
+    assert embedding.api_key.get_secret_value() == "vllm-key-0123456789"
+    assert {e.azure_api_version for e in (review, summary, embedding)} == {None}
+
+
+def test_azure_is_the_default_endpoint_when_its_endpoint_is_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", "https://acme.openai.azure.com")
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", "azure-key-0123456789")
+    monkeypatch.setenv("OPENAI_API_VERSION", "2024-10-21")
+    monkeypatch.setenv("REVIEWBOT_SUMMARY_BASE_URL", "http://ollama:11434/v1")
+    s = load_settings()
+    review, summary = s.model_endpoint("review"), s.model_endpoint("summary")
+    assert review is not None and review.azure_api_version == "2024-10-21"
+    assert review.base_url == "https://acme.openai.azure.com"
+    assert summary is not None and summary.azure_api_version is None  # its own endpoint
+
+
+def test_no_endpoint_no_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    s = load_settings()
+    assert not any(s.model_configured(role) for role in ("summary", "review", "embedding"))
+
+
+def test_every_model_key_is_a_secret(monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.logs import secret_values
+
+    for name in ("AZURE_OPENAI_API_KEY", "REVIEWBOT_REVIEW_API_KEY", "REVIEWBOT_SUMMARY_API_KEY"):
+        monkeypatch.setenv(name, f"{name.lower()}-value-0123")
+    s = load_settings()
+    shown = repr(s) + s.model_dump_json()
+    values = secret_values(s)
+    for name in ("AZURE_OPENAI_API_KEY", "REVIEWBOT_REVIEW_API_KEY", "REVIEWBOT_SUMMARY_API_KEY"):
+        assert f"{name.lower()}-value-0123" not in shown
+        assert f"{name.lower()}-value-0123" in values

@@ -29,6 +29,9 @@ class RepositoryRow:
     files: int
     languages: list[tuple[str, int]]  # most files first
     last_run: IndexRunRow | None
+    # while summaries and vectors are made in the background: the chunks that have them
+    # (None: not pending, all have them)
+    enriched: int | None = None
 
 
 #: A repository's chunk count as its last successful index run left it: read from one
@@ -53,10 +56,12 @@ def totals(conn: Connection) -> Totals:
 
 _PAGE = f"""
 WITH page AS (
-  SELECT id, full_name, installation_id, default_branch, last_indexed_commit
+  SELECT id, full_name, installation_id, default_branch, last_indexed_commit, enrich_pending
     FROM repositories {{where}} ORDER BY full_name LIMIT :n
 )
 SELECT p.*,
+  CASE WHEN p.enrich_pending THEN (SELECT count(*) FROM code_chunks c
+     WHERE c.repository_id = p.id AND c.embedding IS NOT NULL) END AS enriched,
   coalesce({_CHUNKS.format(repo="p.id")}, 0) AS chunks,
   (SELECT count(*) FROM source_files f WHERE f.repository_id = p.id) AS files,
   (SELECT coalesce(json_agg(json_build_array(language, n) ORDER BY n DESC, language), '[]')
@@ -99,6 +104,7 @@ def _repository_row(r: Row[Any]) -> RepositoryRow:
         files=int(row["files"]),
         languages=[(str(lang), int(n)) for lang, n in row["languages"]],
         last_run=index_run_row(row) if row["run_id"] is not None else None,
+        enriched=int(row["enriched"]) if row["enriched"] is not None else None,
     )
 
 
@@ -116,18 +122,6 @@ def indexed_commit(conn: Connection, repo: str) -> str | None:
         text("SELECT last_indexed_commit FROM repositories WHERE full_name = :n"), {"n": repo}
     ).scalar()
     return str(found) if found is not None else None
-
-
-def has_chunks(conn: Connection, repo: str) -> bool:
-    return bool(
-        conn.execute(
-            text(
-                "SELECT EXISTS (SELECT 1 FROM code_chunks c JOIN repositories r ON r.id ="
-                " c.repository_id WHERE r.full_name = :n)"
-            ),
-            {"n": repo},
-        ).scalar()
-    )
 
 
 def index_state(conn: Connection, repo: str) -> tuple[str | None, int | None]:
@@ -151,4 +145,20 @@ def mark_indexed(conn: Connection, repo_id: int, commit: str | None) -> None:
     conn.execute(
         text("UPDATE repositories SET last_indexed_commit = :c, updated_at = now() WHERE id = :r"),
         {"c": commit, "r": repo_id},
+    )
+
+
+def set_enrich_pending(conn: Connection, repo_id: int, pending: bool) -> None:
+    conn.execute(
+        text("UPDATE repositories SET enrich_pending = :p WHERE id = :r"),
+        {"p": pending, "r": repo_id},
+    )
+
+
+def enrich_pending(conn: Connection, repo: str) -> bool:
+    """Whether ``repo``'s summaries and vectors are still being made in the background."""
+    return bool(
+        conn.execute(
+            text("SELECT enrich_pending FROM repositories WHERE full_name = :n"), {"n": repo}
+        ).scalar()
     )
