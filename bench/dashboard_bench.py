@@ -30,7 +30,7 @@ from app.config import Settings
 from app.db.embedded import start_embedded_server
 from app.db.engine import DatabaseTarget, make_engine
 from app.db.migrate import upgrade
-from tests.e2e.test_github_app import serving
+from tests.support.app import serving
 
 TOKEN = "bench-admin-token-0123456789"
 REPOSITORIES = 1000

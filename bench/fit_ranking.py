@@ -11,6 +11,10 @@ grid of values, a few rounds; then the fit is checked on the cases it was not fi
 on (odd cases fit, even cases held out, and the other way round).
 
     python -m bench.fit_ranking /tmp/structural_dump.json /tmp/cochange_dump.json
+
+``--report`` fits nothing: it prints the product's current weights per benchmark and
+language, and the same without the vector signal (a review made before a repository's
+summaries and embeddings are done: ``app/flows/enrich.py``).
 """
 
 from __future__ import annotations
@@ -115,12 +119,37 @@ def fit(cases: Sequence[dict[str, Any]], start: RankingWeights, rounds: int = 3)
     return best
 
 
+def report(cases: Sequence[dict[str, Any]]) -> None:
+    """A markdown table: each benchmark and language, with and without the vector signal."""
+    print("| weights | benchmark | language | cases | R@2000 | R@4000 | R@8000 | MRR |")
+    print("|---|---|---|---|---|---|---|---|")
+    for label, weights in (
+        ("current", DEFAULT_WEIGHTS),
+        ("without vector", replace(DEFAULT_WEIGHTS, vector=0.0)),
+    ):
+        groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+        for case in cases:
+            groups[(case["benchmark"], "all")].append(case)
+            groups[(case["benchmark"], case.get("language", "?"))].append(case)
+        for (benchmark, language), group in sorted(groups.items()):
+            rows = [recall_at(c, weights) for c in group]
+            cells = " | ".join(
+                f"{statistics.mean(r[m] for r in rows):.3f}"
+                for m in ("R@2000", "R@4000", "R@8000", "MRR")
+            )
+            print(f"| {label} | {benchmark} | {language} | {len(group)} | {cells} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("dumps", nargs="+")
+    parser.add_argument("--report", action="store_true", help="evaluate only (see above)")
     args = parser.parse_args()
     cases = load(args.dumps)
     print(f"{len(cases)} cases")
+    if args.report:
+        report(cases)
+        return
     print("current:", _fmt(evaluate(cases, DEFAULT_WEIGHTS)))
     fitted = fit(cases, DEFAULT_WEIGHTS)
     print("fitted weights:", asdict(fitted))

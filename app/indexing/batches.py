@@ -86,36 +86,49 @@ class BatchWriter:
         with self._timed("db_write"), self.engine.begin() as conn:
             repo_id = self.repo_id
             assert repo_id is not None  # an estimate writes nothing
+            ids = store.upsert_files(
+                conn,
+                repo_id,
+                [
+                    store.FileRow(
+                        work.tree_file.path,
+                        work.content_hash,
+                        work.language,
+                        work.tree_file.size,
+                        work.tree_file.mtime_ns,
+                        work.lenient,
+                    )
+                    for work, _, _, _ in plans
+                ],
+            )
+            store.delete_chunks(conn, [i for _, _, _, dropped in plans for i in dropped])
+            store.move_chunks(conn, [m for _, _, moved, _ in plans for m in moved])
+            store.replace_links(
+                conn,
+                repo_id,
+                [(ids[w.tree_file.path], w.tree_file.path, w.links) for w, _, _, _ in plans],
+            )
+            rows: list[tuple[int, store.NewChunk]] = []
             offset = 0
-            for work, new, moved, dropped in plans:
-                tf = work.tree_file
-                file_id = store.upsert_file(
-                    conn,
-                    repo_id,
-                    tf.path,
-                    work.content_hash,
-                    work.language,
-                    tf.size,
-                    tf.mtime_ns,
-                    work.lenient,
-                )
-                store.delete_chunks(conn, dropped)
-                store.move_chunks(conn, moved)
-                store.replace_links(conn, repo_id, file_id, tf.path, work.links)
-                rows = [
-                    store.NewChunk(
-                        chunk,
-                        summaries[offset + i].text,
-                        summaries[offset + i].summarizer,
-                        summaries[offset + i].model,
-                        vectors[offset + i],
-                        self.embedding_model,
-                        self._count_tokens(chunk.raw_code),
+            for work, new, _, _ in plans:
+                file_id = ids[work.tree_file.path]
+                rows += [
+                    (
+                        file_id,
+                        store.NewChunk(
+                            chunk,
+                            summaries[offset + i].text,
+                            summaries[offset + i].summarizer,
+                            summaries[offset + i].model,
+                            vectors[offset + i],
+                            self.embedding_model,
+                            self._count_tokens(chunk.raw_code),
+                        ),
                     )
                     for i, chunk in enumerate(new)
                 ]
                 offset += len(new)
-                store.copy_chunks(conn, repo_id, file_id, rows)
+            store.copy_chunks(conn, repo_id, rows)
 
     # -- bookkeeping -------------------------------------------------------------------
 

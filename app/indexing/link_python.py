@@ -101,8 +101,11 @@ class PythonLinks(Extractor):
         if parent is None or not _python_use(node, parent):
             return
         name = node_text(node)
+        base = _base_class(node)
+        if not (name in self.imports or name in self.defined or parent.type == "call" or base):
+            return  # a local, a parameter: no link, and no walk up the tree to type it
         kind = "type" if enclosing(node, _PYTHON_TYPES) is not None else "use"
-        if _base_class(node):
+        if base:
             kind = "extends"
         if name in self.imports:
             files, imported = self.imports[name]

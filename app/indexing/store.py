@@ -10,7 +10,8 @@ from typing import Any
 
 from pgvector import HalfVector
 from pgvector.psycopg import register_vector
-from sqlalchemy import Connection, bindparam, delete, select, text, update
+from sqlalchemy import Connection, bindparam, delete, func, select, text, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from app.db.models import CodeChunk, Repository, SourceFile
 from app.indexing.chunks import Chunk
@@ -138,41 +139,50 @@ def stored_chunks(
     return found
 
 
-def upsert_file(
-    conn: Connection,
-    repo_id: int,
-    path: str,
-    content_hash: str,
-    language: str | None,
-    size: int,
-    mtime_ns: int,
-    lenient: bool,
-) -> int:
-    return int(
-        conn.execute(
-            text(
-                "INSERT INTO source_files (repository_id, path, content_hash, language, size_bytes,"
-                " mtime_ns, decoded_leniently, link_version)"
-                " VALUES (:r, :p, :h, :l, :s, :m, :d, :v)"
-                " ON CONFLICT (repository_id, path) DO UPDATE SET"
-                " content_hash = excluded.content_hash, language = excluded.language,"
-                " size_bytes = excluded.size_bytes,"
-                " mtime_ns = excluded.mtime_ns, decoded_leniently = excluded.decoded_leniently,"
-                " link_version = excluded.link_version,"
-                " indexed_at = now() RETURNING id"
-            ),
+@dataclass(frozen=True)
+class FileRow:
+    """A changed file's row in ``source_files``."""
+
+    path: str
+    content_hash: str
+    language: str | None
+    size: int
+    mtime_ns: int
+    lenient: bool
+
+
+def upsert_files(conn: Connection, repo_id: int, files: Sequence[FileRow]) -> dict[str, int]:
+    """Insert or update a batch of files in one statement; their ids by path."""
+    if not files:
+        return {}
+    statement = pg_insert(SourceFile).values(
+        [
             {
-                "r": repo_id,
-                "p": path,
-                "h": content_hash,
-                "l": language,
-                "s": size,
-                "m": mtime_ns,
-                "d": lenient,
-                "v": LINK_VERSION,
-            },
-        ).scalar_one()
+                "repository_id": repo_id,
+                "path": f.path,
+                "content_hash": f.content_hash,
+                "language": f.language,
+                "size_bytes": f.size,
+                "mtime_ns": f.mtime_ns,
+                "decoded_leniently": f.lenient,
+                "link_version": LINK_VERSION,
+            }
+            for f in files
+        ]
     )
+    upsert = statement.on_conflict_do_update(
+        index_elements=[SourceFile.repository_id, SourceFile.path],
+        set_={
+            "content_hash": statement.excluded.content_hash,
+            "language": statement.excluded.language,
+            "size_bytes": statement.excluded.size_bytes,
+            "mtime_ns": statement.excluded.mtime_ns,
+            "decoded_leniently": statement.excluded.decoded_leniently,
+            "link_version": statement.excluded.link_version,
+            "indexed_at": func.now(),
+        },
+    ).returning(SourceFile.path, SourceFile.id)
+    return {path: int(file_id) for path, file_id in conn.execute(upsert)}
 
 
 LINK_COPY_COLUMNS = (
@@ -190,30 +200,37 @@ LINK_COPY_COLUMNS = (
 
 
 def replace_links(
-    conn: Connection, repo_id: int, file_id: int, path: str, links: Iterable[Link]
+    conn: Connection, repo_id: int, files: Sequence[tuple[int, str, Iterable[Link]]]
 ) -> None:
-    """A file's links, all rewritten: they depend on the whole file (its imports), so a
-    change anywhere in it can change the links of chunks whose own code did not change."""
-    conn.execute(text("DELETE FROM chunk_links WHERE source_file_id = :f"), {"f": file_id})
+    """The links of a batch of files, ``(file id, path, links)``, all rewritten (one
+    DELETE, one COPY): they depend on the whole file (its imports), so a change anywhere
+    in it can change the links of chunks whose own code did not change."""
+    if not files:
+        return
+    conn.execute(
+        text("DELETE FROM chunk_links WHERE source_file_id = ANY(:f)"),
+        {"f": [file_id for file_id, _, _ in files]},
+    )
     dbapi = conn.connection.driver_connection
     assert dbapi is not None
     columns = ", ".join(f'"{c}"' for c in LINK_COPY_COLUMNS)
     with dbapi.cursor() as cur, cur.copy(f"COPY chunk_links ({columns}) FROM STDIN") as copy:
-        for k in links:
-            copy.write_row(
-                (
-                    repo_id,
-                    file_id,
-                    path,
-                    k.line,
-                    k.name,
-                    k.match,
-                    k.target,
-                    k.qualifier,
-                    k.confidence,
-                    k.kind,
+        for file_id, path, links in files:
+            for k in links:
+                copy.write_row(
+                    (
+                        repo_id,
+                        file_id,
+                        path,
+                        k.line,
+                        k.name,
+                        k.match,
+                        k.target,
+                        k.qualifier,
+                        k.confidence,
+                        k.kind,
+                    )
                 )
-            )
 
 
 def touch_files(conn: Connection, updates: Sequence[tuple[int, int]]) -> None:
@@ -281,8 +298,9 @@ CHUNK_COPY_TYPES = (
 )
 
 
-def copy_chunks(conn: Connection, repo_id: int, file_id: int, chunks: Iterable[NewChunk]) -> int:
-    """Insert chunks with binary COPY (vectors travel as float16, not text); returns how many."""
+def copy_chunks(conn: Connection, repo_id: int, chunks: Iterable[tuple[int, NewChunk]]) -> int:
+    """Insert chunks, ``(file id, chunk)``, with one binary COPY (vectors travel as
+    float16, not text); returns how many."""
     dbapi = conn.connection.driver_connection
     assert dbapi is not None
     if dbapi not in _VECTOR_REGISTERED:  # once per pooled connection: one catalog query
@@ -295,7 +313,7 @@ def copy_chunks(conn: Connection, repo_id: int, file_id: int, chunks: Iterable[N
         cur.copy(f"COPY code_chunks ({columns}) FROM STDIN (FORMAT BINARY)") as copy,
     ):
         copy.set_types(list(CHUNK_COPY_TYPES))
-        for new in chunks:
+        for file_id, new in chunks:
             c = new.chunk
             vector = HalfVector(new.embedding) if new.embedding is not None else None
             copy.write_row(

@@ -11,11 +11,13 @@ secret-looking strings before it is sent.
 
 from __future__ import annotations
 
+import heapq
 import json
 import logging
 import re
 import threading
 import time
+from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -117,12 +119,15 @@ def _first_sentence(text: str) -> str:
 
 def _identifier_words(chunk: Chunk, limit: int = 12) -> list[str]:
     """The most frequent identifiers of the code, split into words, for lexical matching."""
-    counts: dict[str, int] = {}
-    for ident in re.findall(r"[A-Za-z_][A-Za-z0-9_]{2,}", chunk.raw_code):
-        for word in split_identifier(ident):
+    counts: Counter[str] = Counter()
+    for ident, seen in Counter(_IDENTIFIER.findall(chunk.raw_code)).items():
+        for word in split_identifier(ident):  # each distinct identifier split once
             if len(word) > 2 and word not in _STOPWORDS:
-                counts[word] = counts.get(word, 0) + 1
-    return [w for w, _ in sorted(counts.items(), key=lambda kv_: (-kv_[1], kv_[0]))[:limit]]
+                counts[word] += seen
+    return [w for w, _ in heapq.nsmallest(limit, counts.items(), key=lambda kv_: (-kv_[1], kv_[0]))]
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 
 
 _STOPWORDS = frozenset(

@@ -115,12 +115,12 @@ class RankingWeights:
     benchmarks together (``bench/fit_ranking.py``; the fit is in bench/RESULTS.md)."""
 
     link: float = 1.0
-    cochange: float = 0.8
-    sibling: float = 0.6
-    lexical: float = 0.3
+    cochange: float = 0.2
+    sibling: float = 0.2
+    lexical: float = 0.4
     vector: float = 0.2
-    removed: float = 0.5
-    shared: float = 0.1  # for each further changed function that found the chunk
+    removed: float = 0.6
+    shared: float = 0.0  # for each further changed function that found the chunk
 
     def score(self, e: Evidence) -> float:
         return (
