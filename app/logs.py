@@ -30,7 +30,8 @@ def mask_secrets(text: str, secrets: Iterable[str]) -> str:
 
 
 class SecretRedactor(logging.Filter):
-    """Masks known secret strings in log messages (after %-formatting)."""
+    """Masks known secret strings in log messages (after %-formatting) and in the
+    tracebacks logged with them."""
 
     def __init__(self, secrets: Iterable[str]) -> None:
         super().__init__()
@@ -40,6 +41,10 @@ class SecretRedactor(logging.Filter):
         if not self._secrets:
             return True
         record.msg, record.args = mask_secrets(record.getMessage(), self._secrets), None
+        if record.exc_info and not record.exc_text:  # a traceback: formatted here, masked
+            record.exc_text = mask_secrets(
+                logging.Formatter().formatException(record.exc_info), self._secrets
+            )
         return True
 
 

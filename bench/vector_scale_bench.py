@@ -52,7 +52,7 @@ from app.db.models import EMBEDDING_DIMS
 from app.db.vector_index import index_repositories
 from app.db.word_counts import refresh_word_counts
 from app.diff.changed import ChangedFunction
-from app.diff.parse import FileDiff
+from app.diff.parse import FileDiff, FileStatus
 from app.indexing.chunks import Chunk
 from app.indexing.links import Link
 from app.retrieval.queries import RetrievalQuery
@@ -493,7 +493,7 @@ def _one_pr(
     ]
     settings = Settings()
     paths = sorted({f.file_path for f in functions})
-    diffs = [FileDiff(path, path, "modified", False, ()) for path in paths]
+    diffs = [FileDiff(path, path, FileStatus.MODIFIED, False, ()) for path in paths]
     began = time.perf_counter()
     candidate_chunks(
         engine, f"bench/repo-{n}", MODEL, functions, diffs, functions, queries, vectors, settings

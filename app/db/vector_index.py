@@ -493,7 +493,7 @@ def rebuild_if_needed(conn: Connection, repo_id: int, *, concurrently: bool = Fa
     return lists
 
 
-def calibrate_if_needed(conn: Connection, repo_id: int, *, decline: bool = True) -> int | None:
+def calibrate_if_needed(conn: Connection, repo_id: int) -> int | None:
     """Calibrate the repository's index if it is not yet (just built, built before
     calibration existed, or calibrated before calibration was timed: its probes serve
     until then); return its probes (None: no index). Run it in a transaction of its own
@@ -503,17 +503,15 @@ def calibrate_if_needed(conn: Connection, repo_id: int, *, decline: bool = True)
     When the index is no better than a scan (``Calibration.declines``: when zod's 121-list
     index needed all 121, reviews took 5.6 s p50 with it and 3.2 s without), the
     repository's size is recorded as declined, and the next ``rebuild_if_needed`` drops
-    the index (unless not ``decline``: migration 0007 runs before there is a column to
-    record it)."""
+    the index."""
     found = _index_comment(conn, repo_id)
     if found is None:
         return None
     lists, probes, timed = found
     if probes is None or not timed:
-        limit = decline_limit(lists) if decline else None
-        calibration = calibrate_probes(conn, repo_id, lists, limit)
+        calibration = calibrate_probes(conn, repo_id, lists, decline_limit(lists))
         probes = calibration.probes
-        declined = decline and calibration.declines(lists)
+        declined = calibration.declines(lists)
         log.info(
             kv(
                 "vector_index.calibrated",
@@ -533,12 +531,7 @@ def calibrate_if_needed(conn: Connection, repo_id: int, *, decline: bool = True)
 def _declined_rows(conn: Connection, repo_id: int) -> int:
     return int(
         conn.execute(
-            # through to_jsonb, so migration 0007 (which runs this rule before the column
-            # exists) reads 0
-            text(
-                "SELECT coalesce((to_jsonb(r) ->> 'vector_index_declined_rows')::int, 0)"
-                " FROM repositories r WHERE id = :r"
-            ),
+            text("SELECT vector_index_declined_rows FROM repositories WHERE id = :r"),
             {"r": repo_id},
         ).scalar_one()
     )
@@ -563,16 +556,13 @@ def _embedded_rows(conn: Connection, repo_id: int) -> int:
     )
 
 
-def index_repositories(conn: Connection, *, decline: bool = True) -> dict[int, int]:
-    """Apply the rule to every repository; return repository id -> lists of those indexed.
-    Not ``decline``: every index the rule wants is kept (for migration 0007, which runs
-    before ``repositories.vector_index_declined_rows`` exists)."""
+def index_repositories(conn: Connection) -> dict[int, int]:
+    """Apply the rule to every repository; return repository id -> lists of those indexed."""
     built = {}
     for repo_id in conn.execute(text("SELECT id FROM repositories ORDER BY id")).scalars():
-        if decline:
-            decline_by_trial(conn, repo_id)
+        decline_by_trial(conn, repo_id)
         rebuild_if_needed(conn, repo_id)
-        calibrate_if_needed(conn, repo_id, decline=decline)
+        calibrate_if_needed(conn, repo_id)
         lists = rebuild_if_needed(conn, repo_id)  # drops an index that was declined
         if lists is not None:
             built[repo_id] = lists

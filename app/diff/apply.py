@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.diff.parse import DiffError, FileDiff, Hunk
+from app.diff.parse import DiffError, FileDiff, FileStatus, Hunk, LineKind
 
 
 def apply_hunks(old: bytes | None, diff: FileDiff) -> bytes | None:
@@ -11,7 +11,7 @@ def apply_hunks(old: bytes | None, diff: FileDiff) -> bytes | None:
     Returns None for a deleted file. Raises ``DiffError`` naming the file and the hunk
     when a context or removed line does not match the old side.
     """
-    if diff.status == "deleted":
+    if diff.status is FileStatus.DELETED:
         return None
     old_lines = [] if old is None else old.decode("utf-8", "replace").splitlines()
     new_lines: list[str] = []
@@ -24,12 +24,12 @@ def apply_hunks(old: bytes | None, diff: FileDiff) -> bytes | None:
         new_lines += old_lines[copied:start]
         copied = start
         for line in hunk.lines:
-            if line.kind == "+":
+            if line.kind is LineKind.ADDED:
                 new_lines.append(line.text)
                 continue
             if copied >= len(old_lines) or old_lines[copied].rstrip("\r") != line.text:
                 raise _not_applying(diff, hunk, f"old line {copied + 1} differs")
-            if line.kind == " ":
+            if line.kind is LineKind.CONTEXT:
                 new_lines.append(old_lines[copied])
             copied += 1
     new_lines += old_lines[copied:]

@@ -7,6 +7,7 @@ file" markers, CRLF line endings and bytes that are not UTF-8 (replaced, not fat
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import cached_property
 
 import unidiff
@@ -18,9 +19,26 @@ class DiffError(ReviewbotError):
     """The input is not a unified diff."""
 
 
+class LineKind(StrEnum):
+    """A diff line's kind, as the diff marks it."""
+
+    ADDED = "+"
+    REMOVED = "-"
+    CONTEXT = " "
+
+
+class FileStatus(StrEnum):
+    """What a diff did to a file (GitHub's word for deleted is "removed")."""
+
+    ADDED = "added"
+    DELETED = "deleted"
+    MODIFIED = "modified"
+    RENAMED = "renamed"
+
+
 @dataclass(frozen=True)
 class DiffLine:
-    kind: str  # "+" added, "-" removed, " " context
+    kind: LineKind
     old_no: int | None
     new_no: int | None
     text: str
@@ -37,11 +55,15 @@ class Hunk:
 
     @property
     def added(self) -> list[int]:
-        return [ln.new_no for ln in self.lines if ln.kind == "+" and ln.new_no is not None]
+        return [
+            ln.new_no for ln in self.lines if ln.kind is LineKind.ADDED and ln.new_no is not None
+        ]
 
     @property
     def removed(self) -> list[int]:
-        return [ln.old_no for ln in self.lines if ln.kind == "-" and ln.old_no is not None]
+        return [
+            ln.old_no for ln in self.lines if ln.kind is LineKind.REMOVED and ln.old_no is not None
+        ]
 
     @property
     def deletion_only(self) -> bool:
@@ -50,20 +72,28 @@ class Hunk:
     @property
     def new_lines(self) -> list[int]:
         """New-file line numbers a review comment may point at: added and context lines."""
-        return [ln.new_no for ln in self.lines if ln.kind in "+ " and ln.new_no is not None]
+        return [
+            ln.new_no
+            for ln in self.lines
+            if ln.kind is not LineKind.REMOVED and ln.new_no is not None
+        ]
 
 
 @dataclass(frozen=True)
 class FileDiff:
     path: str  # the new path (the old one for deleted files)
     old_path: str
-    status: str  # "added" | "deleted" | "modified" | "renamed"
+    status: FileStatus
     binary: bool
     hunks: tuple[Hunk, ...]
 
     @property
     def mode_only(self) -> bool:
-        return not self.binary and not self.hunks and self.status in {"modified", "renamed"}
+        return (
+            not self.binary
+            and not self.hunks
+            and self.status in {FileStatus.MODIFIED, FileStatus.RENAMED}
+        )
 
     @cached_property
     def added_lines(self) -> frozenset[int]:
@@ -115,14 +145,14 @@ def _file(patched: unidiff.PatchedFile) -> FileDiff:
     old = _strip_prefix(patched.source_file)
     new = _strip_prefix(patched.target_file)
     if patched.is_added_file:
-        status = "added"
+        status = FileStatus.ADDED
     elif patched.is_removed_file:
-        status = "deleted"
+        status = FileStatus.DELETED
     elif patched.is_rename or (old and new and old != new):
-        status = "renamed"
+        status = FileStatus.RENAMED
     else:
-        status = "modified"
-    path = old if status == "deleted" else (new or patched.path)
+        status = FileStatus.MODIFIED
+    path = old if status is FileStatus.DELETED else (new or patched.path)
     return FileDiff(
         path=path,
         old_path=old or path,
@@ -134,7 +164,9 @@ def _file(patched: unidiff.PatchedFile) -> FileDiff:
 
 def _hunk(hunk: unidiff.Hunk) -> Hunk:
     lines = tuple(
-        DiffLine(ln.line_type, ln.source_line_no, ln.target_line_no, ln.value.rstrip("\n"))
+        DiffLine(
+            LineKind(ln.line_type), ln.source_line_no, ln.target_line_no, ln.value.rstrip("\n")
+        )
         for ln in hunk
         if ln.line_type in {"+", "-", " "}
     )

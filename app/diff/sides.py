@@ -9,7 +9,7 @@ from sqlalchemy import Engine
 
 from app.diff.apply import apply_hunks
 from app.diff.changed import SourceReader
-from app.diff.parse import FileDiff
+from app.diff.parse import FileDiff, FileStatus
 from app.git import GitError, LocalRepo
 from app.indexing.indexed_files import indexed_file_reader
 
@@ -29,7 +29,7 @@ def indexed_sides(
         if side == "old":
             return indexed(path)
         changed = by_path[path]
-        old = None if changed.status == "added" else indexed(changed.old_path)
+        old = None if changed.status is FileStatus.ADDED else indexed(changed.old_path)
         if old is None and changed.status != "added":
             skipped.append(changed.path)
             return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import Connection
@@ -62,6 +63,20 @@ from app.runtime import Runtime
 log = logging.getLogger(__name__)
 
 
+class ReviewOutcome(StrEnum):
+    """What became of a review job (logged, shown on the check run)."""
+
+    POSTED = "posted"
+    CLOSED = "closed"
+    AUTO_REVIEW_OFF = "auto review off"
+    DRAFT = "draft"
+    FILTERED = "filtered"
+    OVER_BUDGET = "over budget"
+    ALREADY_REVIEWED = "already reviewed"
+    RECONCILED = "reconciled"
+    NO_MODEL = "no model"
+
+
 def marker(head_sha: str) -> str:
     return f"<!-- reviewbot:head={head_sha} -->"
 
@@ -75,38 +90,38 @@ def review_pull_request(
     full: bool = False,
     over_budget: bool = False,
     job_id: int | None = None,
-) -> str:
+) -> ReviewOutcome:
     """Review the PR's current head; returns what happened (for logs and tests).
     ``full``: a ``/review``, whatever the trigger filters say; ``over_budget``: by an
     admin, whatever the budgets say."""
     api = RepoApi(run.github.installation(installation_id), repo)
     pr = api.pull(pr_number)
     if pr.state != "open":
-        return "closed"
+        return ReviewOutcome.CLOSED
     config = repository_review_config(api, pr_number)
     if not full:  # `/review` (full) reviews whatever the settings say
         if not config.auto_review:
-            return "auto review off"
+            return ReviewOutcome.AUTO_REVIEW_OFF
         drafts = run.settings.review_drafts if config.drafts is None else config.drafts
         if pr.draft and not drafts:
-            return "draft"
+            return ReviewOutcome.DRAFT
         facts = PullFacts(pr.author, pr.labels, pr.base_ref, pr.head_ref, pr.title)
         reason = skip_reason(facts, config, run.settings)
         if reason is not None:
             log.info(kv("review.filtered", repo=repo, pr=pr_number, reason=reason))
-            return "filtered"
+            return ReviewOutcome.FILTERED
     if not over_budget and budget_spent(run, api, repo, installation_id, pr_number, config):
-        return "over budget"
+        return ReviewOutcome.OVER_BUDGET
     repo_id, previous_head, posted = _claim(
         run, repo, installation_id, pr_number, pr.head_sha, pr.base_sha, full
     )
     if repo_id is None:
-        return "already reviewed"
+        return ReviewOutcome.ALREADY_REVIEWED
     found = already_on_github(api, pr_number, pr.head_sha)
     if found is not None:  # posted by an attempt that did not live to record it
         review_id, fingerprints = found
         _finish(run, repo_id, pr_number, pr.head_sha, "posted", review_id, fingerprints)
-        return "reconciled"
+        return ReviewOutcome.RECONCILED
     gate = config.gate or run.settings.review_gate
     checked = run.settings.github_check_runs or gate != "off"
     check = api.start_check(pr.head_sha) if checked else None
@@ -129,11 +144,11 @@ def review_pull_request(
 
 
 def _finish_check(
-    api: RepoApi, check: int, pr_number: int, gate: str, outcome: str, summary: str
+    api: RepoApi, check: int, pr_number: int, gate: str, outcome: ReviewOutcome, summary: str
 ) -> None:
     """The check run's conclusion: the merge gate's when a review was written (counting
     every open finding of the bot on the PR), else neutral with what happened."""
-    if outcome != "posted" or gate == "off":
+    if outcome is not ReviewOutcome.POSTED or gate == "off":
         api.finish_check(check, "neutral", f"reviewbot: {outcome}", summary)
         return
     bar = {s for s in SEVERITY_ORDER if SEVERITY_ORDER.index(s) >= SEVERITY_ORDER.index(gate)}
@@ -153,7 +168,7 @@ def _review(
     full: bool,
     job_id: int | None,
     config: ReviewConfig,
-) -> tuple[str, str]:
+) -> tuple[ReviewOutcome, str]:
     """Index if needed, build and post the review, then (after a push) resolve the
     threads the push fixed; returns (outcome, summary)."""
     pr_number = pr.number
@@ -165,7 +180,7 @@ def _review(
     if llm is None:  # nothing can be written: no retrieval, no index for it
         log.warning(kv("review.skipped", repo=repo, pr=pr_number, reason="no LLM configured"))
         _finish(run, repo_id, pr_number, pr.head_sha, "skipped")
-        return "no model", "No LLM is configured, so no review was written."
+        return ReviewOutcome.NO_MODEL, "No LLM is configured, so no review was written."
     ensure_indexed(run, api, repo, pr.base_sha)
     # After a push, review only the commits since the last reviewed head.
     incremental = previous_head is not None and not full
@@ -222,7 +237,7 @@ def _review(
         spend(
             run, repo, pr_number, "review", model, 0, fixed.prompt_tokens, fixed.completion_tokens
         )
-    return "posted", f"{len(comments)} inline comment(s).\n\n{result.summary}"
+    return ReviewOutcome.POSTED, f"{len(comments)} inline comment(s).\n\n{result.summary}"
 
 
 def repository_review_config(api: RepoApi, pr_number: int) -> ReviewConfig:

@@ -19,7 +19,9 @@ Line = tuple[int, str]
 
 @dataclass(frozen=True)
 class ChunkLimits:
-    """Size policy for chunks (README: "Chunking"). Defaults follow the seed design."""
+    """Size policy for chunks (README: "Chunking"): a function's chunk holds at most
+    ``max_chars`` and ``max_lines``; a longer one is cut into windows that overlap by
+    ``overlap_lines``."""
 
     max_chars: int = 1500
     max_lines: int = 40

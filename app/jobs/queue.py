@@ -133,7 +133,10 @@ async def recover_stalled_jobs(app: procrastinate.App, seconds_since_heartbeat: 
             await app.job_manager.retry_job(job)
             recovered += 1
         except Exception as exc:
-            log.error(kv("worker.recover_failed", job_id=job.id, error=type(exc).__name__))
+            log.error(
+                kv("worker.recover_failed", job_id=job.id, error=type(exc).__name__),
+                exc_info=exc,
+            )
     return recovered
 
 
@@ -165,7 +168,9 @@ async def work(app: procrastinate.App, run: Runtime) -> None:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            log.error(kv("worker.crashed", error=type(exc).__name__, restart_in=delay))
+            log.error(
+                kv("worker.crashed", error=type(exc).__name__, restart_in=delay), exc_info=exc
+            )
         if time.monotonic() - started > HEALTHY_RUN_SECONDS:
             delay = 1.0
         await asyncio.sleep(delay)

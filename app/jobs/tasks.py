@@ -80,6 +80,9 @@ def _record_failure(context: JobContext, exc: Exception) -> None:
             retried=retried,
             error=message,
         ),
+        # our own errors say what happened, transient ones will pass; anything else is a
+        # bug, logged with its traceback (secrets masked)
+        exc_info=None if isinstance(exc, ReviewbotError) or transient else exc,
     )
     try:
         with run.engine.begin() as conn:

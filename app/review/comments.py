@@ -14,10 +14,21 @@ import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 
 from app.diff.parse import FileDiff
 
-SEVERITIES = ("critical", "major", "minor", "nit")
+
+class Severity(StrEnum):
+    """How much a finding matters, most first (stored and shown as its text)."""
+
+    CRITICAL = "critical"
+    MAJOR = "major"
+    MINOR = "minor"
+    NIT = "nit"
+
+
+SEVERITIES = tuple(s.value for s in Severity)
 SNAP_DISTANCE = 3
 _PRAISE = re.compile(
     r"^\W*(looks? good|lgtm|great( job| work)?|nice( work| job| change)?|well done"
@@ -31,7 +42,7 @@ class ReviewComment:
     path: str
     line: int
     side: str
-    severity: str
+    severity: Severity
     title: str
     body: str
     suggestion: str | None = None
@@ -224,7 +235,7 @@ def _coerce(item: dict[str, object]) -> ReviewComment | None:
         path.removeprefix("b/").strip(),
         line,
         "RIGHT",
-        severity if severity in SEVERITIES else "minor",
+        Severity(severity) if severity in SEVERITIES else Severity.MINOR,
         title or body.split(".")[0][:80],
         body or title,
         suggestion if isinstance(suggestion, str) and suggestion.strip() else None,

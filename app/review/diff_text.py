@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
-from app.diff.parse import FileDiff
+from app.diff.parse import FileDiff, FileStatus, LineKind
 from app.indexing.files import GENERATED_SUFFIXES, LOCK_FILES, MINIFIED_SUFFIXES
 from app.indexing.languages import detect_language
 
@@ -20,7 +20,7 @@ _TEST_PATH = re.compile(
 def render_file(diff: FileDiff) -> str:
     """One file's hunks with new-file line numbers on added and context lines."""
     header = f"### {diff.path} ({diff.status}"
-    header += f" from {diff.old_path})" if diff.status == "renamed" else ")"
+    header += f" from {diff.old_path})" if diff.status is FileStatus.RENAMED else ")"
     if diff.binary:
         return header + "\n(binary file)"
     if not diff.hunks:
@@ -32,7 +32,7 @@ def render_file(diff: FileDiff) -> str:
             f" {hunk.section}".rstrip()
         )
         for line in hunk.lines:
-            number = "" if line.kind == "-" else str(line.new_no)
+            number = "" if line.kind is LineKind.REMOVED else str(line.new_no)
             parts.append(f"{number:>5} {line.kind} {line.text}")
     return "\n".join(parts)
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from app.diff.changed import ChangedFunction
-from app.diff.parse import FileDiff
+from app.diff.parse import FileDiff, FileStatus
 from app.review.markdown import inert
 
 #: More files than this are grouped by theme.
@@ -56,20 +56,20 @@ def phrase(diff: FileDiff, functions: Sequence[ChangedFunction]) -> str:
     """What changed in one file, from the diff alone."""
     if diff.binary:
         return "binary file changed"
-    if diff.status == "renamed" and not diff.hunks:
+    if diff.status is FileStatus.RENAMED and not diff.hunks:
         return f"renamed from `{diff.old_path}`"
-    if diff.status == "deleted":
+    if diff.status is FileStatus.DELETED:
         return "deleted"
     parts = []
-    if diff.status == "added":
+    if diff.status is FileStatus.ADDED:
         parts.append("new file")
-    elif diff.status == "renamed":
+    elif diff.status is FileStatus.RENAMED:
         parts.append(f"renamed from `{diff.old_path}`")
     for status, verb in (("added", "adds"), ("modified", "changes"), ("deleted", "removes")):
         names = [
             f"`{f.qualified_name}`" for f in functions if f.status == status and f.qualified_name
         ]
-        if names and not (status == "added" and diff.status == "added"):
+        if names and not (status == "added" and diff.status is FileStatus.ADDED):
             shown = ", ".join(dict.fromkeys(names[:4]))
             more = f" and {len(names) - 4} more" if len(names) > 4 else ""
             parts.append(f"{verb} {shown}{more}")

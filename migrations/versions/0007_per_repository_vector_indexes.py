@@ -4,8 +4,10 @@
   bytes, and kept in the row instead of TOAST, so an exact scan of a repository's rows
   does not fetch each vector from the TOAST table. Existing vectors are converted.
 * The one ivfflat index over every repository's vectors gives way to a partial ivfflat
-  index for each repository above ``app.db.vector_index.EXACT_MAX_ROWS`` chunks; smaller
-  repositories are searched exactly. Existing large repositories get their index here.
+  index for each repository above 2,000 embedded chunks (the rule of the day, frozen
+  here: a migration does not import the application); smaller repositories are searched
+  exactly. Existing large repositories get their index here, 100 rows a list, at most
+  1,000 lists; the next index run of each calibrates it (``app/db/vector_index.py``).
 
 Revision ID: 0007
 Revises: 0006
@@ -14,9 +16,8 @@ Create Date: 2026-12-01
 
 from collections.abc import Sequence
 
+import sqlalchemy as sa
 from alembic import op
-
-from app.db.vector_index import index_repositories
 
 revision: str = "0007"
 down_revision: str | None = "0006"
@@ -24,6 +25,7 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 GLOBAL_INDEX = "ix_code_chunks_embedding_ivfflat"
+EXACT_MAX_ROWS, ROWS_PER_LIST, MAX_LISTS = 2_000, 100, 1_000
 
 
 def upgrade() -> None:
@@ -32,8 +34,20 @@ def upgrade() -> None:
         "ALTER TABLE code_chunks ALTER COLUMN embedding TYPE halfvec(1536)"
         " USING embedding::halfvec(1536), ALTER COLUMN embedding SET STORAGE MAIN"
     )
-    # not declined: the column that records it comes with 0012
-    index_repositories(op.get_bind(), decline=False)
+    sizes = op.get_bind().execute(
+        sa.text(
+            "SELECT repository_id, count(*) FROM code_chunks WHERE embedding IS NOT NULL"
+            " GROUP BY repository_id HAVING count(*) > :n ORDER BY repository_id"
+        ),
+        {"n": EXACT_MAX_ROWS},
+    )
+    for repo_id, rows in sizes.all():
+        lists = max(1, min(MAX_LISTS, rows // ROWS_PER_LIST))
+        op.execute(
+            f"CREATE INDEX ix_code_chunks_embedding_r{int(repo_id)} ON code_chunks"
+            f" USING ivfflat (embedding halfvec_cosine_ops) WITH (lists = {lists})"
+            f" WHERE repository_id = {int(repo_id)}"
+        )
 
 
 def downgrade() -> None:

@@ -1,6 +1,6 @@
 import random
+from pathlib import Path
 
-import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine, inspect, text
@@ -89,21 +89,21 @@ def _index_names(engine: Engine) -> set[str]:
 
 
 def test_migration_0007_gives_large_existing_repositories_their_own_index(
-    empty_database_url: URL, monkeypatch: pytest.MonkeyPatch
+    empty_database_url: URL,
 ) -> None:
-    monkeypatch.setattr(vector_index, "EXACT_MAX_ROWS", 1_000)
-    # whatever today's rule would decline, 0007 builds: it has no column to record it in
-    monkeypatch.setattr(vector_index, "DECLINE_SHARE", 0)
-    monkeypatch.setattr(vector_index, "TRIAL_ROWS", 200)
+    """0007's own frozen rule: an index for each repository over 2,000 embedded chunks,
+    left for the next index run to calibrate."""
     engine = make_engine(DatabaseTarget(empty_database_url, False))
     migrate.upgrade(engine, "0006")
     vector = "[" + ",".join(["0.5"] * 4 + ["0"] * (EMBEDDING_DIMS - 4)) + "]"
-    repos = _seed_repositories(engine, {"o/large": 1_500, "o/small": 20}, vector)
+    repos = _seed_repositories(engine, {"o/large": 2_500, "o/small": 20}, vector)
     migrate.upgrade(engine)
     names = _index_names(engine)
     assert vector_index.index_name(repos[0]) in names
     assert vector_index.index_name(repos[1]) not in names
     assert "ix_code_chunks_embedding_ivfflat" not in names
+    with engine.connect() as conn:
+        assert vector_index.index_settings(conn, repos[0]) == (25, None)  # not calibrated yet
     migrate.downgrade(engine, "0006")
     names = _index_names(engine)
     assert "ix_code_chunks_embedding_ivfflat" in names
@@ -201,3 +201,19 @@ def test_migration_0013_counts_the_words_of_repositories_counted_before(
             == 0
         )
     engine.dispose()
+
+
+def test_no_migration_imports_the_application() -> None:
+    """Migrations are frozen: what they do cannot change when the application does."""
+    import ast
+
+    versions = Path(__file__).resolve().parents[2] / "migrations" / "versions"
+    for path in sorted(versions.glob("*.py")):
+        tree = ast.parse(path.read_text())
+        imported = [
+            n.module if isinstance(n, ast.ImportFrom) else a.name
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Import | ast.ImportFrom)
+            for a in (n.names if isinstance(n, ast.Import) else [n])  # type: ignore[attr-defined]
+        ]
+        assert not [m for m in imported if m and m.split(".")[0] == "app"], path.name

@@ -27,6 +27,20 @@ def test_redactor_masks_every_configured_secret(caplog: pytest.LogCaptureFixture
     assert text.count(MASK) == 3
 
 
+def test_a_traceback_is_logged_with_its_secrets_masked() -> None:
+    redactor = SecretRedactor(["sk-abcdef123456"])
+    try:
+        raise RuntimeError("the endpoint refused key sk-abcdef123456")
+    except RuntimeError as exc:
+        record = logging.LogRecord("t", logging.ERROR, __file__, 1, "crashed", None, (
+            type(exc), exc, exc.__traceback__))  # fmt: skip
+    assert redactor.filter(record)
+    formatted = logging.Formatter().format(record)
+    assert "Traceback (most recent call last)" in formatted
+    assert "RuntimeError: the endpoint refused key " + MASK in formatted
+    assert "sk-abcdef123456" not in formatted
+
+
 def test_kv_quotes_values_with_spaces() -> None:
     assert kv("index.done", repo="a/b", note="two words", n=3) == (
         'action=index.done repo=a/b note="two words" n=3'
