@@ -12,7 +12,8 @@ the product's lexical signal (BM25 over names, references and summaries), its ve
 signal (the embedder chosen), and both fused as ``/ask`` fuses them. Scored: MRR (1 /
 rank of the first changed function found) and R@10.
 
-    python -m bench.question_bench [--cases 30] [--embedder hash|local]
+    python -m bench.question_bench [--cases 30] [--embedder hash|local] [--json FILE]
+    python -m bench.question_bench --json FILE --report   # the tables of what FILE holds
 """
 
 from __future__ import annotations
@@ -106,7 +107,11 @@ def main() -> None:
     parser.add_argument("--repos", help="only these (comma-separated owner/name)")
     parser.add_argument("--json", type=Path, help="write per-case scores here")
     parser.add_argument("--dump", type=Path, help="write every case's candidates here")
+    parser.add_argument("--report", action="store_true", help="the tables of what --json holds")
     args = parser.parse_args()
+    if args.report:
+        report(json.loads(args.json.read_text()), args.embedder)
+        return
     only = set(args.repos.split(",")) if args.repos else {name for name, _ in REPOS}
 
     from app.config import Settings
@@ -155,6 +160,8 @@ def main() -> None:
                             }
                         )
                 print(f"{full_name}: {len(cases)} cases", file=sys.stderr)
+                if args.json:  # after each repository: a long run can be cut short
+                    args.json.write_text(json.dumps(rows, indent=1))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     if args.dump:
@@ -173,6 +180,7 @@ QUESTION_DEPTH = 50
 
 def question_candidates(engine: Any, repo: str, question: str, embedder: Any) -> list[Any]:
     """Every candidate ``/ask`` weighs for ``question``, with its evidence."""
+    from app.config import SECONDARY_PATHS
     from app.indexing.embedder import EmbeddingUsage
     from app.retrieval.candidates import load_candidates, question_evidence, secondary_paths
     from app.retrieval.ranking import QUESTION_WEIGHTS
@@ -184,11 +192,12 @@ def question_candidates(engine: Any, repo: str, question: str, embedder: Any) ->
         found = question_evidence(
             conn, repo_id, question, vectors, embedder.model, {"lexical", "vector"}, QUESTION_DEPTH
         )
-        return load_candidates(conn, found, secondary_paths(()), QUESTION_WEIGHTS)
+        return load_candidates(conn, found, secondary_paths(SECONDARY_PATHS), QUESTION_WEIGHTS)
 
 
 def question_items(chunks: list[Any], signals: tuple[str, ...], weights: Any = None) -> list[Item]:
-    from app.retrieval.ranking import QUESTION_WEIGHTS
+    from app.config import Settings
+    from app.retrieval.ranking import QUESTION_WEIGHTS, rank_context
     from bench.retrieval_runner import masked
 
     weights = weights or QUESTION_WEIGHTS
@@ -197,8 +206,8 @@ def question_items(chunks: list[Any], signals: tuple[str, ...], weights: Any = N
         evidence = masked(chunk.evidence, signals)
         if evidence.signals:
             scored.append(replace(chunk, evidence=evidence, score=weights.score(evidence)))
-    scored.sort(key=lambda c: (-c.score, c.file_path, c.start_line))
-    return [Item(c.file_path, c.start_line, c.end_line, c.chunk_type, 0) for c in scored]
+    ranked = rank_context(scored, Settings().max_chunks_per_file)
+    return [Item(c.file_path, c.start_line, c.end_line, c.chunk_type, 0) for c in ranked]
 
 
 def report(rows: list[dict[str, Any]], embedder: str) -> None:

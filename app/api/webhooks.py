@@ -20,7 +20,6 @@ from app.db.queries.deliveries import finish_delivery, record_delivery
 from app.github.events import (
     MAX_WEBHOOK_BYTES,
     EventContext,
-    Job,
     WebhookRejected,
     check_headers,
     check_payload,
@@ -30,6 +29,7 @@ from app.github.events import (
     router as event_router,
 )
 from app.logs import kv
+from app.task_specs import Job
 
 log = logging.getLogger(__name__)
 router = APIRouter()

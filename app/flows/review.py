@@ -59,6 +59,7 @@ from app.review.pipeline import (
 )
 from app.review.triggers import PullFacts, skip_reason
 from app.runtime import Runtime
+from app.task_specs import review_lock
 
 log = logging.getLogger(__name__)
 
@@ -269,7 +270,7 @@ def _claim(
     """Record the intent to review ``head``. Returns (repository id or None when this head
     is already reviewed, the last reviewed head of the PR, fingerprints already posted)."""
     with run.engine.begin() as conn:
-        repo_id = locked_repository(conn, repo, installation_id, f"review:{repo}#{pr_number}")
+        repo_id = locked_repository(conn, repo, installation_id, review_lock(repo, pr_number))
         if review_status(conn, repo_id, pr_number, head) in {"posted", "skipped"} and not full:
             return None, None, []
         previous = last_posted_head(conn, repo_id, pr_number, head)

@@ -16,6 +16,23 @@ from githubkit import webhooks
 
 from app.errors import ReviewbotError
 from app.review.conversation import MAX_QUESTION_CHARS, parse_ask
+from app.task_specs import (
+    CommandArgs,
+    DescribeArgs,
+    FeedbackArgs,
+    IndexArgs,
+    Job,
+    QuestionArgs,
+    ReplyArgs,
+    RepositoryArgs,
+    ReviewArgs,
+    TaskName,
+    conversation_lock,
+    describe_lock,
+    feedback_lock,
+    index_lock,
+    review_lock,
+)
 
 #: GitHub caps webhook payloads at 25 MB.
 MAX_WEBHOOK_BYTES = 25 * 1024 * 1024
@@ -124,16 +141,6 @@ def check_payload(payload: dict[str, Any]) -> None:
 
 
 @dataclass(frozen=True)
-class Job:
-    """A job to enqueue: the task, its arguments, and its coalescing and serial locks."""
-
-    task: str
-    args: dict[str, Any]
-    queueing_lock: str | None = None
-    lock: str | None = None
-
-
-@dataclass(frozen=True)
 class EventContext:
     event: str
     action: str | None
@@ -180,39 +187,27 @@ router = Router()
 def review_job(repo: str, installation_id: int, pr_number: int, full: bool = False) -> Job:
     # One queued review per PR: a burst of pushes coalesces into one job, which reviews
     # the newest head when it runs. Reviews of one PR never run side by side.
-    key = f"review:{repo}#{pr_number}"
-    return Job(
-        "review_pull_request",
-        {"repo": repo, "installation_id": installation_id, "pr_number": pr_number, "full": full},
-        queueing_lock=key,
-        lock=key,
-    )
+    key = review_lock(repo, pr_number)
+    args = ReviewArgs(repo, installation_id, pr_number, full)
+    return Job(TaskName.REVIEW, args, queueing_lock=key, lock=key)
 
 
 def index_job(repo: str, installation_id: int, full: bool) -> Job:
-    key = f"index:{repo}"
-    return Job(
-        "index_repository",
-        {"repo": repo, "installation_id": installation_id, "full": full},
-        queueing_lock=key if not full else f"{key}:full",
-        lock=key,
-    )
+    key = index_lock(repo)
+    queueing = key if not full else f"{key}:full"
+    return Job(TaskName.INDEX, IndexArgs(repo, installation_id, full), queueing, lock=key)
 
 
 def purge_job(repo: str) -> Job:
-    return Job("purge_repository", {"repo": repo}, lock=f"index:{repo}")
+    return Job(TaskName.PURGE, RepositoryArgs(repo), lock=index_lock(repo))
 
 
 def describe_job(repo: str, installation_id: int, pr_number: int) -> Job:
     # the description follows the newest head, like the review; the job reads whether
     # the repository wants one (``describe`` in .reviewbot.toml)
-    key = f"describe:{repo}#{pr_number}"
-    return Job(
-        "describe_pull_request",
-        {"repo": repo, "installation_id": installation_id, "pr_number": pr_number},
-        queueing_lock=key,
-        lock=key,
-    )
+    key = describe_lock(repo, pr_number)
+    args = DescribeArgs(repo, installation_id, pr_number)
+    return Job(TaskName.DESCRIBE, args, queueing_lock=key, lock=key)
 
 
 @router.on("pull_request", {"opened", "reopened", "ready_for_review", "synchronize"})
@@ -282,9 +277,8 @@ def _from_a_bot(comment: dict[str, Any]) -> bool:
     return user.get("type") == "Bot" or str(user.get("login", "")).endswith("[bot]")
 
 
-def conversation_job(task: str, repo: str, pr_number: int, args: dict[str, Any]) -> Job:
-    # answers on one PR go one at a time, so the hourly limit is counted in order
-    return Job(task, {"repo": repo, "pr_number": pr_number, **args}, lock=f"ask:{repo}#{pr_number}")
+def conversation_job(task: TaskName, args: QuestionArgs | ReplyArgs) -> Job:
+    return Job(task, args, lock=conversation_lock(args.repo, args.pr_number))
 
 
 @router.on("issue_comment", {"created"})
@@ -306,32 +300,17 @@ def on_comment(ctx: EventContext) -> list[Job]:
         return []
     user = (comment.get("user") or {}).get("login")
     if question:
-        return [
-            conversation_job(
-                "answer_question",
-                ctx.repo,
-                issue["number"],
-                {
-                    "installation_id": ctx.installation_id,
-                    "question": question,
-                    "user": user,
-                    "comment_id": comment.get("id"),
-                },
-            )
-        ]
-    return [
-        Job(
-            "pr_command",
-            {
-                "repo": ctx.repo,
-                "installation_id": ctx.installation_id,
-                "pr_number": issue.get("number"),
-                "command": command,
-                "user": user,
-                "comment_id": comment.get("id"),
-            },
+        if not isinstance(comment.get("id"), int):
+            return []  # an answer replies to the comment
+        args = QuestionArgs(
+            ctx.repo, ctx.installation_id, issue["number"], question, user, comment["id"]
         )
-    ]
+        return [conversation_job(TaskName.ANSWER_QUESTION, args)]
+    assert command is not None  # no question: a command
+    spec = CommandArgs(
+        ctx.repo, ctx.installation_id, issue["number"], command, user, comment.get("id")
+    )
+    return [Job(TaskName.COMMAND, spec)]
 
 
 @router.on("pull_request_review_comment", {"created"})
@@ -342,6 +321,7 @@ def on_review_comment(ctx: EventContext) -> list[Job]:
     parent = comment.get("in_reply_to_id")
     if (
         not isinstance(parent, int)
+        or not isinstance(comment.get("id"), int)
         or _from_a_bot(comment)
         or str(comment.get("body", "")).strip() == RESOLVE
         or not isinstance(pr.get("number"), int)
@@ -349,20 +329,16 @@ def on_review_comment(ctx: EventContext) -> list[Job]:
         or ctx.installation_id is None
     ):
         return []
-    return [
-        conversation_job(
-            "answer_reply",
-            ctx.repo,
-            pr["number"],
-            {
-                "installation_id": ctx.installation_id,
-                "comment_id": comment.get("id"),
-                "parent_id": parent,
-                "said": str(comment.get("body", ""))[:MAX_QUESTION_CHARS],
-                "user": (comment.get("user") or {}).get("login"),
-            },
-        )
-    ]
+    args = ReplyArgs(
+        repo=ctx.repo,
+        installation_id=ctx.installation_id,
+        pr_number=pr["number"],
+        comment_id=comment["id"],
+        parent_id=parent,
+        said=str(comment.get("body", ""))[:MAX_QUESTION_CHARS],
+        user=(comment.get("user") or {}).get("login"),
+    )
+    return [conversation_job(TaskName.ANSWER_REPLY, args)]
 
 
 @router.on("pull_request", {"closed"})
@@ -371,12 +347,6 @@ def on_pull_request_closed(ctx: EventContext) -> list[Job]:
     pr = ctx.payload.get("pull_request") or {}
     if ctx.repo is None or ctx.installation_id is None or not isinstance(pr.get("number"), int):
         return []
-    key = f"feedback:{ctx.repo}#{pr['number']}"
-    return [
-        Job(
-            "collect_feedback",
-            {"repo": ctx.repo, "installation_id": ctx.installation_id, "pr_number": pr["number"]},
-            queueing_lock=key,
-            lock=key,
-        )
-    ]
+    key = feedback_lock(ctx.repo, pr["number"])
+    args = FeedbackArgs(ctx.repo, ctx.installation_id, pr["number"])
+    return [Job(TaskName.COLLECT_FEEDBACK, args, queueing_lock=key, lock=key)]

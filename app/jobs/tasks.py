@@ -32,9 +32,9 @@ from app.flows import (
 from app.jobs.queue import RETRY, queue, recover_stalled_jobs, runtime
 from app.jobs.retry import is_transient
 from app.logs import kv, mask_secrets, secret_values
+from app.task_specs import Job, RepositoryArgs, TaskName, enrich_lock
 
 FINISHED_JOBS_KEPT_HOURS = 24 * 7
-ENRICH_TASK = "enrich_repository"
 log = logging.getLogger(__name__)
 R = TypeVar("R")
 
@@ -91,7 +91,7 @@ def _record_failure(context: JobContext, exc: Exception) -> None:
         log.warning(kv("job.error_not_recorded", job_id=job.id))
 
 
-@queue.task(name="review_pull_request", pass_context=True, retry=RETRY)
+@queue.task(name=TaskName.REVIEW, pass_context=True, retry=RETRY)
 @recorded
 def review_pull_request(
     context: JobContext, repo: str, installation_id: int, pr_number: int, full: bool = False
@@ -105,7 +105,7 @@ def review_pull_request(
         _enrich_if_pending(context, repo)
 
 
-@queue.task(name="describe_pull_request", pass_context=True, retry=RETRY)
+@queue.task(name=TaskName.DESCRIBE, pass_context=True, retry=RETRY)
 @recorded
 def describe_pull_request(
     context: JobContext, repo: str, installation_id: int, pr_number: int
@@ -114,7 +114,7 @@ def describe_pull_request(
     describe.describe_pull_request(runtime(context), repo, installation_id, pr_number)
 
 
-@queue.task(name="index_repository", pass_context=True, retry=RETRY)
+@queue.task(name=TaskName.INDEX, pass_context=True, retry=RETRY)
 @recorded
 def index_repository(context: JobContext, repo: str, installation_id: int, full: bool) -> None:
 
@@ -122,7 +122,7 @@ def index_repository(context: JobContext, repo: str, installation_id: int, full:
     _enrich_if_pending(context, repo)
 
 
-@queue.task(name="enrich_repository", pass_context=True, retry=RETRY)
+@queue.task(name=TaskName.ENRICH, pass_context=True, retry=RETRY)
 @recorded
 def enrich_repository(context: JobContext, repo: str) -> None:
     """Summaries and vectors of the rows an index run stored without them. A run that made
@@ -147,19 +147,19 @@ def _enrich_if_pending(context: JobContext, repo: str) -> None:
 
 def _enrich_later(context: JobContext, repo: str) -> None:
     """Queue the repository's enrichment, unless it is waiting already."""
-    key = f"enrich:{repo}"
+    job = Job(TaskName.ENRICH, RepositoryArgs(repo), queueing_lock=enrich_lock(repo))
     with contextlib.suppress(AlreadyEnqueued):
-        context.app.configure_task(ENRICH_TASK, queueing_lock=key).defer(repo=repo)
+        context.app.configure_task(job.task, queueing_lock=job.queueing_lock).defer(**job.args)
 
 
-@queue.task(name="purge_repository", pass_context=True, retry=RETRY)
+@queue.task(name=TaskName.PURGE, pass_context=True, retry=RETRY)
 @recorded
 def purge_repository(context: JobContext, repo: str) -> None:
 
     index.purge_repository(runtime(context), repo)
 
 
-@queue.task(name="pr_command", pass_context=True, retry=RETRY)
+@queue.task(name=TaskName.COMMAND, pass_context=True, retry=RETRY)
 @recorded
 def pr_command(
     context: JobContext,
@@ -215,7 +215,7 @@ async def prune_finished_jobs(context: JobContext, timestamp: int) -> None:
         prune_job_errors(conn, FINISHED_JOBS_KEPT_HOURS)
 
 
-@queue.task(name="answer_question", pass_context=True, retry=RETRY)
+@queue.task(name=TaskName.ANSWER_QUESTION, pass_context=True, retry=RETRY)
 @recorded
 def answer_question(
     context: JobContext,
@@ -235,7 +235,7 @@ def answer_question(
         _enrich_if_pending(context, repo)
 
 
-@queue.task(name="answer_reply", pass_context=True, retry=RETRY)
+@queue.task(name=TaskName.ANSWER_REPLY, pass_context=True, retry=RETRY)
 @recorded
 def answer_reply(
     context: JobContext,
@@ -256,7 +256,7 @@ def answer_reply(
         _enrich_if_pending(context, repo)
 
 
-@queue.task(name="collect_feedback", pass_context=True, retry=RETRY)
+@queue.task(name=TaskName.COLLECT_FEEDBACK, pass_context=True, retry=RETRY)
 @recorded
 def collect_feedback(context: JobContext, repo: str, installation_id: int, pr_number: int) -> None:
 

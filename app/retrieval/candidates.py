@@ -22,7 +22,7 @@ from app.retrieval.ranking import ContextChunk, Evidence, RankingWeights, merge_
 from app.retrieval.removed import removed_names, still_using
 from app.retrieval.search import indexed_repository
 from app.retrieval.siblings import SiblingHit, sibling_chunks
-from app.retrieval.signals import Scored, lexical_scores, vector_scores
+from app.retrieval.signals import QUESTION_LIMITS, Scored, lexical_scores, vector_scores
 
 #: Links are bounded by what a function uses and who calls it, and their confidence orders
 #: them, so the structural signal keeps more than a search signal's top k.
@@ -145,7 +145,8 @@ def question_evidence(
     if "vector" in signals and vectors:
         _add_relative(found, vector_scores(conn, repo_id, vectors, model, [], k), "vector")
     if "lexical" in signals:
-        _add_relative(found, lexical_scores(conn, repo_id, [[question]], [], k), "lexical")
+        scored = lexical_scores(conn, repo_id, [[question]], [], k, QUESTION_LIMITS)
+        _add_relative(found, scored, "lexical")
     return found[0]
 
 

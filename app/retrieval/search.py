@@ -13,6 +13,11 @@ from app.indexing.embedder import Embedder, EmbeddingUsage
 from app.indexing.store import find_repository
 
 DISTANCE = cosine_distance("embedding", "CAST(:q AS vector)")
+#: A row of repository :r with a vector of model :m, not among the ids :ex (alias ``c``).
+SEARCHABLE = (
+    "c.repository_id = :r AND c.embedding_model = :m AND c.embedding IS NOT NULL"
+    " AND NOT (c.id = ANY(CAST(:ex AS bigint[])))"
+)
 
 
 class RepositoryNotIndexed(ReviewbotError):
@@ -72,10 +77,8 @@ def nearest_chunks(
     rows = conn.execute(
         text(
             "SELECT id, file_path, start_line, end_line, symbol_name, qualified_name, chunk_type,"
-            f" 1 - {DISTANCE} AS score, nl_summary FROM code_chunks"
-            " WHERE repository_id = :r AND embedding_model = :m AND embedding IS NOT NULL"
-            " AND NOT (id = ANY(CAST(:ex AS bigint[])))"
-            f" ORDER BY {DISTANCE} LIMIT :k"
+            f" 1 - {DISTANCE} AS score, nl_summary FROM code_chunks c"
+            f" WHERE {SEARCHABLE} ORDER BY {DISTANCE} LIMIT :k"
         ),
         {
             "q": vector_text(vector),

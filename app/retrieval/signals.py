@@ -7,20 +7,16 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, text
 
 from app.db.vector_index import SEARCH_TYPE, cosine_distance, vector_text
 from app.db.word_counts import NOT_COUNTED, WordCounts, word_counts
-from app.retrieval.search import prepare_vector_search
+from app.retrieval.search import SEARCHABLE, prepare_vector_search
 
 DISTANCE = cosine_distance("c.embedding", "q.v")
-#: The rows a query may return: the repository's, of the model, embedded, not excluded.
-SEARCHABLE = (
-    "c.repository_id = :r AND c.embedding_model = :m AND c.embedding IS NOT NULL"
-    " AND NOT (c.id = ANY(CAST(:ex AS bigint[])))"
-)
 #: A repository without a vector index and at least this many rows is searched in one
 #: pass over its rows for all the queries (``_exact_in_one_pass``), not one scan a query:
 #: for 20 queries, 138 against 194 ms at 4,913 rows, the same at 1,928 (bench/RESULTS.md).
@@ -29,10 +25,25 @@ ONE_PASS_ROWS = 5_000
 SAMPLE_ROWS = 5_000
 #: Words of one lexical query beyond this are dropped (the tsquery would only get slower).
 MAX_LEXICAL_WORDS = 64
-#: A word in more than this share of a repository's chunks adds matches and no order.
-FREQUENT_SHARE = 0.05
-#: The chunks one lexical query may match, by its words' counts (each match is ranked).
-MATCH_BUDGET = 1000
+
+
+@dataclass(frozen=True)
+class LexicalLimits:
+    """Which words of a lexical query are kept. A word in more than ``frequent_share`` of a
+    repository's chunks adds matches and little order; ``match_budget`` bounds the chunks
+    one query may match, by its words' counts (each match is ranked)."""
+
+    frequent_share: float
+    match_budget: int
+
+
+#: A diff's queries: many per PR, made of identifiers, where a rare one says the most.
+DIFF_LIMITS = LexicalLimits(frequent_share=0.05, match_budget=1000)
+#: A question: one query per ask, in English, whose words are common in code ("proxy",
+#: "header") and count together. Under the diff's limits those words were dropped and
+#: the signal fell from MRR 0.257 to 0.248 and the fused ranking from 0.323 to 0.268
+#: (bench/question_bench.py, 60 cases, bench/RESULTS.md).
+QUESTION_LIMITS = LexicalLimits(frequent_share=0.25, match_budget=20_000)
 
 
 #: (chunk id, score) best first, for each query
@@ -152,25 +163,29 @@ def query_words(terms: Sequence[str]) -> list[str]:
     return sorted({w.lower() for t in terms for w in re.findall(r"[A-Za-z0-9]+", t) if len(w) > 2})
 
 
-def lexical_query(terms: Sequence[str], counts: WordCounts = NOT_COUNTED) -> str:
+def lexical_query(
+    terms: Sequence[str], counts: WordCounts = NOT_COUNTED, limits: LexicalLimits = DIFF_LIMITS
+) -> str:
     """A tsquery matching any of the rarer words of ``terms``, or ''.
 
     Unless the repository is small (``counts.total`` 0), words in more than
-    ``FREQUENT_SHARE`` of its chunks are left out (when every word is, all are kept: each
-    ranks alike), then the rarest words are kept while the chunks they can match stay
-    within ``MATCH_BUDGET``. A query whose rarest word alone is in more chunks finds
-    nothing: matching it would rank thousands of chunks and order them by chance."""
+    ``limits.frequent_share`` of its chunks are left out (when every word is, all are
+    kept: each ranks alike), then the rarest words are kept while the chunks they can
+    match stay within ``limits.match_budget``. A query whose rarest word alone is in more
+    chunks finds nothing: matching it would rank thousands of chunks and order them by
+    chance."""
     words = query_words(terms)
     if not counts.total:
         return " | ".join(words[:MAX_LEXICAL_WORDS])
     rarest = sorted(words, key=lambda w: (counts.chunks(w), w))
-    frequent = FREQUENT_SHARE * counts.total  # a word not stored is in STORED_MIN or fewer
+    # a word not stored is in STORED_MIN chunks or fewer
+    frequent = limits.frequent_share * counts.total
     rare = [w for w in rarest if counts.counts.get(w, 0) <= frequent] or rarest
     kept: list[str] = []
     matched = 0
     for word in rare[:MAX_LEXICAL_WORDS]:
         matched += counts.chunks(word)
-        if min(matched, counts.total) > MATCH_BUDGET:
+        if min(matched, counts.total) > limits.match_budget:
             break
         kept.append(word)
     return " | ".join(sorted(kept))
@@ -182,9 +197,10 @@ def lexical_signals(
     term_lists: Sequence[Sequence[str]],
     exclude: Sequence[int],
     k: int,
+    limits: LexicalLimits = DIFF_LIMITS,
 ) -> list[list[int]]:
     """``lexical_scores`` without the scores."""
-    return _ids(lexical_scores(conn, repo_id, term_lists, exclude, k))
+    return _ids(lexical_scores(conn, repo_id, term_lists, exclude, k, limits))
 
 
 #: Okapi BM25's term-frequency saturation and length normalisation.
@@ -198,16 +214,18 @@ def lexical_scores(
     term_lists: Sequence[Sequence[str]],
     exclude: Sequence[int],
     k: int,
+    limits: LexicalLimits = DIFF_LIMITS,
 ) -> Scored:
     """For each list of terms, full-text search over identifier words, references and
-    summaries (the rarer terms match: ``lexical_query``), ranked by Okapi BM25: a word
-    weighs by its inverse document frequency in the repository, so a rare shared
-    identifier outweighs a common one (``bm25_score`` is the same formula in Python).
+    summaries (the rarer terms match: ``lexical_query`` within ``limits``), ranked by
+    Okapi BM25: a word weighs by its inverse document frequency in the repository, so a
+    rare shared identifier outweighs a common one (``bm25_score`` is the same formula in
+    Python).
     A word's document frequency is counted among the query's matches, which are every
     chunk holding any of its words, so it is the repository's. All in one statement,
     after one that reads the words' counts and the repository's size."""
     counts = word_counts(conn, repo_id, {w for terms in term_lists for w in query_words(terms)})
-    queries = [lexical_query(terms, counts) for terms in term_lists]
+    queries = [lexical_query(terms, counts, limits) for terms in term_lists]
     if not any(queries):
         return [[] for _ in queries]
     rows = conn.execute(

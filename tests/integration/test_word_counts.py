@@ -12,8 +12,7 @@ from sqlalchemy import Connection, Engine, text
 from app.db import word_counts as wc
 from app.indexing.embedder import HashEmbedder
 from app.indexing.indexer import Indexer
-from app.retrieval import signals
-from app.retrieval.signals import lexical_signals
+from app.retrieval.signals import LexicalLimits, lexical_signals
 
 REPO = "acme/words"
 
@@ -67,7 +66,6 @@ def test_a_query_keeps_its_rarest_words_within_the_budget_of_matches(
 ) -> None:
     monkeypatch.setattr(wc, "MIN_CHUNKS", 20)
     monkeypatch.setattr(wc, "STORED_MIN", 3)
-    monkeypatch.setattr(signals, "FREQUENT_SHARE", 1.0)  # only the budget decides here
     root = tmp_path / "repo"
     root.mkdir()
     (root / "a.py").write_text(
@@ -75,12 +73,12 @@ def test_a_query_keeps_its_rarest_words_within_the_budget_of_matches(
         + "\n\n\ndef settle_refund():\n    return refund_once()\n"
     )
     repo_id = index(engine, root)
-    monkeypatch.setattr(signals, "MATCH_BUDGET", 10)
+    # only the budget decides here: no word is too frequent
+    tight, roomy = LexicalLimits(1.0, match_budget=10), LexicalLimits(1.0, match_budget=100)
     with engine.connect() as conn:
-        [rare_only] = lexical_signals(conn, repo_id, [["ledger refund"]], [], 50)
+        [rare_only] = lexical_signals(conn, repo_id, [["ledger refund"]], [], 50, tight)
         assert names(conn, rare_only) == ["settle_refund"]  # 'ledger' (31 chunks) was left out
-        monkeypatch.setattr(signals, "MATCH_BUDGET", 100)
-        [both] = lexical_signals(conn, repo_id, [["ledger refund"]], [], 50)
+        [both] = lexical_signals(conn, repo_id, [["ledger refund"]], [], 50, roomy)
         assert len(both) == 31
 
 

@@ -4,7 +4,7 @@ import pytest
 
 from app.db.word_counts import STORED_MIN, WordCounts, needs_count
 from app.retrieval import signals
-from app.retrieval.signals import lexical_query
+from app.retrieval.signals import QUESTION_LIMITS, lexical_query
 
 
 def test_a_repository_not_counted_keeps_every_word() -> None:
@@ -50,3 +50,12 @@ def test_counting_again_waits_for_a_tenth_more_or_fewer_chunks() -> None:
     assert needs_count(5000, 0)
     assert not needs_count(5400, 5000) and needs_count(5600, 5000) and needs_count(4400, 5000)
     assert not needs_count(10, 0) and needs_count(10, 5000)  # shrank below the minimum
+
+
+def test_a_question_keeps_the_common_words_a_diff_query_leaves_out() -> None:
+    # "proxy" and "support" are in 6% and 9% of the chunks: frequent for a diff's
+    # identifiers, the words of a question ("add socks5h proxy support")
+    counts = WordCounts(10_000, {"proxy": 600, "support": 900, "socks5h": 3, "add": 4000})
+    question = ["add socks5h proxy support"]
+    assert lexical_query(question, counts) == "socks5h"
+    assert lexical_query(question, counts, QUESTION_LIMITS) == "proxy | socks5h | support"
