@@ -269,3 +269,14 @@ class LocalRepo:
                 found[fields[0].decode()] = out[offset : offset + size]
             offset += size + 1
         return found
+
+
+#: owner/name as code hosts allow them: what may become a folder name here.
+_REPO_NAME = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+
+
+def clone_path(data_dir: Path, repo: str) -> Path:
+    """Where the bare clone of ``repo``'s history lives (``owner+name.git``)."""
+    if not _REPO_NAME.fullmatch(repo) or ".." in repo:
+        raise GitError(f"not a repository name: {repo!r}")
+    return data_dir / "history" / (repo.replace("/", "+") + ".git")

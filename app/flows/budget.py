@@ -14,7 +14,7 @@ from app.db.queries.usage import (
     record_usage,
     set_budget_note,
 )
-from app.github.client import RepoApi
+from app.forge.protocol import RepoHost
 from app.indexing.store import repository_id
 from app.logs import kv
 from app.review.budget import budget_note, exceeded
@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 def over_budget(
     run: Runtime,
-    api: RepoApi,
+    api: RepoHost,
     repo: str,
     installation_id: int,
     pr_number: int,

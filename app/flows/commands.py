@@ -7,7 +7,7 @@ import logging
 
 from app.flows.index import index_repository
 from app.flows.review import repository_review_config, review_pull_request
-from app.github.client import RepoApi
+from app.forge.protocol import RepoHost
 from app.logs import kv
 from app.review.help import help_markdown
 from app.runtime import Runtime
@@ -30,7 +30,7 @@ def run_command(
     comment_id: int | None,
 ) -> str:
     """Run one command; returns what happened (for logs and tests)."""
-    api = RepoApi(run.github.installation(installation_id), repo)
+    api = run.host.repository(installation_id, repo)
     if command == "help":
         return answer_help(run, api, pr_number, comment_id)
     permission = api.permission(user) if user else "none"
@@ -52,11 +52,11 @@ def run_command(
     return "reindexed"
 
 
-def answer_help(run: Runtime, api: RepoApi, pr_number: int, comment_id: int | None) -> str:
+def answer_help(run: Runtime, api: RepoHost, pr_number: int, comment_id: int | None) -> str:
     """The commands and the repository's effective settings, once per asking comment (a
     retry finds its marker and does not post again)."""
     marker = help_marker(comment_id)
-    if any(marker in (c.get("body") or "") for c in api.issue_comments(pr_number)):
+    if any(marker in c.body for c in api.issue_comments(pr_number)):
         return "already answered"
     config = repository_review_config(api, pr_number)
     api.comment(pr_number, help_markdown(config, run.settings) + f"\n{marker}")

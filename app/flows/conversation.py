@@ -13,7 +13,6 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from app.db.queries.conversations import (
     conversation_status,
@@ -24,7 +23,8 @@ from app.db.queries.conversations import (
 from app.diff.parse import parse_diff
 from app.flows.budget import over_budget, spend
 from app.flows.review import ensure_indexed, locked_repository, repository_review_config
-from app.github.client import PullRequest, RepoApi, permalinks
+from app.forge.models import Comment, PullRequest, ReviewComment
+from app.forge.protocol import RepoHost
 from app.indexing.embedder import select_embedder
 from app.llm.client import make_openai_client
 from app.llm.pacing import Deadline
@@ -45,6 +45,7 @@ from app.review.diff_text import fit_diff, render_diff
 from app.review.feedback import finding_of, title_of
 from app.review.model import ask_text_model
 from app.runtime import Runtime
+from app.task_specs import conversation_lock
 
 log = logging.getLogger(__name__)
 READ_PERMISSIONS = {"admin", "maintain", "write", "triage", "read"}
@@ -63,7 +64,7 @@ def answer_question(
     """Answer ``/ask <question>`` as a PR comment; returns what happened."""
     if run.settings.ask_limit_per_hour == 0:
         return "off"
-    api = RepoApi(run.github.installation(installation_id), repo)
+    api = run.host.repository(installation_id, repo)
     config = repository_review_config(api, pr_number)
     if over_budget(run, api, repo, installation_id, pr_number, config):
         return "over budget"
@@ -93,9 +94,9 @@ def answer_reply(
     """Answer a reply to one of the bot's inline comments, in that thread."""
     if run.settings.ask_limit_per_hour == 0:
         return "off"
-    api = RepoApi(run.github.installation(installation_id), repo)
+    api = run.host.repository(installation_id, repo)
     parent = api.review_comment(parent_id)
-    if parent is None or finding_of(parent.get("body") or "") is None:
+    if parent is None or finding_of(parent.body) is None:
         return "not ours"
     config = repository_review_config(api, pr_number)
     if over_budget(run, api, repo, installation_id, pr_number, config):
@@ -108,23 +109,17 @@ def answer_reply(
     state = asked.admit(api, user, post)
     if state != "go":
         return state
-    thread = [
-        c
-        for c in api.review_comments(pr_number)
-        if c.get("id") == parent_id or c.get("in_reply_to_id") == parent_id
-    ]
+    thread = [c for c in api.review_comments(pr_number) if parent_id in (c.id, c.in_reply_to)]
     if asked.reconciled(thread):
         return "reconciled"
     question = Question(
         said,
         str(user),
-        code=str(parent.get("diff_hunk") or ""),
-        thread=tuple(
-            _said(c) for c in sorted(thread, key=lambda c: c["id"]) if c["id"] != comment_id
-        ),
+        code=parent.diff_hunk,
+        thread=tuple(_said(c) for c in sorted(thread, key=lambda c: c.id) if c.id != comment_id),
     )
     pr = api.pull(pr_number)
-    query = f"{title_of(parent['body'])} {said}"
+    query = f"{title_of(parent.body)} {said}"
     return asked.deliver(_answer(run, api, repo, pr, config, question, query, comment_id), post)
 
 
@@ -140,7 +135,7 @@ class _Asked:
     question_id: int
     repo_id: int = 0
 
-    def admit(self, api: RepoApi, user: str | None, post: Callable[[str], int]) -> str:
+    def admit(self, api: RepoHost, user: str | None, post: Callable[[str], int]) -> str:
         """``go``, or why not: ``refused`` (no read access), ``done`` (answered before),
         ``limited`` (over the hourly limit; said so with ``post``) or ``quiet``."""
         if not user or api.permission(user) not in READ_PERMISSIONS:
@@ -152,11 +147,11 @@ class _Asked:
             post(limited_message(self.run.settings.ask_limit_per_hour, user))
         return state
 
-    def reconciled(self, said_before: list[dict[str, Any]]) -> bool:
+    def reconciled(self, said_before: list[Comment] | list[ReviewComment]) -> bool:
         """True when an earlier run posted the answer (its marker is among ``said_before``)
         but died before recording it; it is recorded now."""
         marker = answer_marker(self.question_id)
-        if not any(marker in (c.get("body") or "") for c in said_before):
+        if not any(marker in c.body for c in said_before):
             return False
         self._finish("answered", None)
         return True
@@ -174,14 +169,13 @@ class _Asked:
             finish_conversation(conn, self.repo_id, self.kind, self.question_id, status, answer_id)
 
 
-def _said(comment: dict[str, Any]) -> tuple[str, str]:
-    who = str((comment.get("user") or {}).get("login") or "someone")
-    return who, _HIDDEN.sub("", str(comment.get("body") or "")).strip()
+def _said(comment: ReviewComment) -> tuple[str, str]:
+    return comment.author.login or "someone", _HIDDEN.sub("", comment.body).strip()
 
 
 def _answer(
     run: Runtime,
-    api: RepoApi,
+    api: RepoHost,
     repo: str,
     pr: PullRequest,
     config: ReviewConfig,
@@ -213,7 +207,7 @@ def _answer(
     tokens = (answer.prompt_tokens, answer.completion_tokens)
     spend(run, repo, pr.number, "answer", model, 1, *tokens)
     cost = cost_line(model, *tokens, model_prices(run.settings))
-    link = permalinks(run.settings.github_api_url, repo, pr.head_sha)
+    link = run.host.permalinks(repo, pr.head_sha)
     return answer_markdown(answer.text, context, [d.path for d in diffs], link, question_id, cost)
 
 
@@ -223,7 +217,7 @@ def _claim(
     """Claim the question: ``go`` (answer it), ``done`` (answered or refused before),
     ``limited`` (over the hourly limit: say so) or ``quiet`` (over it, and said)."""
     with run.engine.begin() as conn:
-        repo_id = locked_repository(conn, repo, installation_id, f"ask:{repo}#{pr_number}")
+        repo_id = locked_repository(conn, repo, installation_id, conversation_lock(repo, pr_number))
         status = conversation_status(conn, repo_id, kind, question_id)
         if status == "answering":
             return "go", repo_id  # a retry: the marker check decides

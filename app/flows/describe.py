@@ -8,7 +8,7 @@ import logging
 from app.diff.parse import parse_diff
 from app.flows.budget import over_budget, spend
 from app.flows.review import repository_review_config
-from app.github.client import GitHubError, RepoApi
+from app.forge.protocol import ForgeError
 from app.llm.client import make_openai_client
 from app.llm.pacing import Deadline
 from app.llm.tokens import token_counter
@@ -34,7 +34,7 @@ def describe_pull_request(
 ) -> str:
     """Describe the PR as its repository's ``describe`` says (``asked``: by ``/describe``,
     which appends when the setting is off); returns what happened."""
-    api = RepoApi(run.github.installation(installation_id), repo)
+    api = run.host.repository(installation_id, repo)
     config = repository_review_config(api, pr_number)
     mode = config.describe or run.settings.review_describe
     if mode == "off" and not asked:  # the common case: settled before the PR is read
@@ -89,7 +89,7 @@ def describe_pull_request(
     if labelling and wanted:
         try:
             api.add_labels(pr_number, wanted)
-        except GitHubError as exc:
+        except ForgeError as exc:
             if exc.status != 422:  # a label deleted meanwhile: the description stands
                 raise
             log.warning(kv("describe.labels_refused", repo=repo, pr=pr_number, labels=wanted))

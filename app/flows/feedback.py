@@ -4,11 +4,11 @@ whether each thread was resolved) and record it for the repository's next review
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from app.db.queries.review_feedback import FeedbackRow, record_feedback
 from app.flows.findings import count_thumbs, posted_findings
-from app.github.client import RepoApi
+from app.forge.models import ReviewComment
+from app.forge.protocol import RepoHost
 from app.indexing.store import repository_id
 from app.logs import kv
 from app.review.feedback import finding_of, title_key, title_of, verdict
@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 
 def collect_feedback(run: Runtime, repo: str, installation_id: int, pr_number: int) -> int:
     """Record feedback on each of the bot's comments on the PR; returns how many."""
-    api = RepoApi(run.github.installation(installation_id), repo)
+    api = run.host.repository(installation_id, repo)
     ours = posted_findings(api, pr_number)
     if not ours:
         return 0
@@ -39,15 +39,15 @@ def collect_feedback(run: Runtime, repo: str, installation_id: int, pr_number: i
     return len(rows)
 
 
-def _row(api: RepoApi, pr_number: int, comment: dict[str, Any], resolved: bool) -> FeedbackRow:
-    body = str(comment.get("body") or "")
-    up, down = count_thumbs(api.review_comment_reactions(comment["id"]))
+def _row(api: RepoHost, pr_number: int, comment: ReviewComment, resolved: bool) -> FeedbackRow:
+    body = comment.body
+    up, down = count_thumbs(api.review_comment_reactions(comment.id))
     return FeedbackRow(
         pr_number=pr_number,
-        comment_id=int(comment["id"]),
+        comment_id=comment.id,
         fingerprint=finding_of(body) or "",
         title_key=title_key(title_of(body)),
-        path=str(comment.get("path") or ""),
+        path=comment.path,
         thumbs_up=up,
         thumbs_down=down,
         resolved=resolved,

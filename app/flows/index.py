@@ -1,4 +1,4 @@
-"""Indexes of GitHub repositories, from tarballs of their default branch."""
+"""Indexes of the code host's repositories, from archives of their default branch."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ import contextlib
 import logging
 import shutil
 import tempfile
-from typing import Any
+from collections.abc import Sequence
 
 from app.db.queries.history import newest_mined
 from app.db.queries.repositories import delete_repository, index_state
-from app.git import GitError
-from app.github.client import GitHubError, RepoApi, web_url
-from app.github.git_fetch import clone_path, fetch_branch
+from app.forge.models import ChangedFile
+from app.forge.protocol import ForgeError, RepoHost
+from app.git import GitError, clone_path
 from app.indexing.archive import TarballSource, archive_limits
 from app.indexing.changed_files import ChangedFilesSource
 from app.indexing.embedder import select_embedder
@@ -36,7 +36,7 @@ INLINE_ENRICH_MAX = 200
 COMPARE_MAX_FILES = 300
 
 
-def index_at(run: Runtime, api: RepoApi, repo: str, ref: str, full: bool = False) -> IndexReport:
+def index_at(run: Runtime, api: RepoHost, repo: str, ref: str, full: bool = False) -> IndexReport:
     """Index ``repo`` as of ``ref``. After a first index, only the files changed since the
     commit last indexed are fetched (``changes_since``); otherwise, or when that cannot be
     trusted, the tarball is streamed member by member (nothing is unpacked to disk).
@@ -81,7 +81,7 @@ def _index(run: Runtime, repo: str, ref: str, source: FileSource) -> IndexReport
     return report
 
 
-def changes_since(run: Runtime, api: RepoApi, repo: str, ref: str) -> ChangedFilesSource | None:
+def changes_since(run: Runtime, api: RepoHost, repo: str, ref: str) -> ChangedFilesSource | None:
     """The files changed between the commit last indexed and ``ref``, from the compare
     API (or, for a ``ref`` older than it, the files changed since ``ref``, undone); None
     when the tarball must be read instead: no commit indexed yet, links of an older
@@ -94,12 +94,12 @@ def changes_since(run: Runtime, api: RepoApi, repo: str, ref: str) -> ChangedFil
         return None
     head = api.commit_sha(ref)
     compared = api.compare(last, head)
-    backwards = compared is not None and compared.get("status") == "behind"
+    backwards = compared is not None and compared.status == "behind"
     if backwards:  # a PR's base older than the index: what changed since, undone
         compared = api.compare(head, last)
-    if compared is None or compared.get("status") not in {"ahead", "identical"}:
+    if compared is None or compared.status not in {"ahead", "identical"}:
         return None
-    files = compared.get("files") or []
+    files = compared.files
     if len(files) >= COMPARE_MAX_FILES:
         return None
     changed, removed = changed_paths(files, undo=backwards)
@@ -115,14 +115,13 @@ def changes_since(run: Runtime, api: RepoApi, repo: str, ref: str) -> ChangedFil
     )
 
 
-def changed_paths(files: list[dict[str, Any]], undo: bool = False) -> tuple[list[str], list[str]]:
+def changed_paths(files: Sequence[ChangedFile], undo: bool = False) -> tuple[list[str], list[str]]:
     """(paths to fetch, paths deleted) to bring an index from a comparison's base to its
     head; with ``undo``, from its head back to its base. A rename is both."""
     changed: list[str] = []
     removed: list[str] = []
     for entry in files:
-        path, status = str(entry["filename"]), entry.get("status")
-        previous = entry.get("previous_filename")
+        path, status, previous = entry.path, entry.status, entry.previous_path
         if status in {"added", "copied", "removed"}:
             exists_after = (status == "removed") == undo
             (changed if exists_after else removed).append(path)
@@ -138,7 +137,7 @@ def changed_paths(files: list[dict[str, Any]], undo: bool = False) -> tuple[list
 def index_repository(run: Runtime, repo: str, installation_id: int, full: bool) -> IndexReport:
     """The default branch's head. Unchanged files cost nothing (content hashes), so a push
     re-chunks, re-summarises and re-embeds only what it changed. Then its history."""
-    api = RepoApi(run.github.installation(installation_id), repo)
+    api = run.host.repository(installation_id, repo)
     branch = api.default_branch()
     with run.engine.begin() as conn:
         repository_id(conn, repo, installation_id=installation_id, default_branch=branch)
@@ -155,22 +154,16 @@ def update_history(run: Runtime, repo: str, installation_id: int, branch: str) -
     if settings.history_days <= 0:
         return
     try:
-        token = run.github.installation_token(installation_id)
         with run.engine.begin() as conn:
             newest = newest_mined(conn, repo)
-        clone, head = fetch_branch(
-            web_url(settings.github_api_url),
-            repo,
-            branch,
-            token,
-            clone_path(settings.data_dir, repo),
-            days=settings.history_days,
-            back_to=newest,
+        into = clone_path(settings.data_dir, repo)
+        clone, head = run.host.fetch_history(
+            installation_id, repo, branch, into, settings.history_days, newest
         )
         mine_history(
             run.engine, repo, clone, head, HistoryLimits(max_commits=settings.history_max_commits)
         )
-    except (GitError, GitHubError, IndexBusy) as exc:
+    except (GitError, ForgeError, IndexBusy) as exc:
         log.warning(kv("history.skipped", repo=repo, error=exc))
 
 

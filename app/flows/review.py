@@ -12,7 +12,6 @@ import hashlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
-from typing import Any
 
 from sqlalchemy import Connection
 
@@ -35,7 +34,8 @@ from app.flows.budget import spend
 from app.flows.findings import gate_findings, posted_findings
 from app.flows.index import index_at
 from app.flows.threads import resolve_fixed_threads
-from app.github.client import GitHubError, PullRequest, RepoApi, permalinks
+from app.forge.models import InlineComment, PullRequest
+from app.forge.protocol import ForgeError, RepoHost
 from app.indexing.embedder import select_embedder
 from app.indexing.source_tree import CONFIG_FILE
 from app.indexing.store import repository_id
@@ -95,7 +95,7 @@ def review_pull_request(
     """Review the PR's current head; returns what happened (for logs and tests).
     ``full``: a ``/review``, whatever the trigger filters say; ``over_budget``: by an
     admin, whatever the budgets say."""
-    api = RepoApi(run.github.installation(installation_id), repo)
+    api = run.host.repository(installation_id, repo)
     pr = api.pull(pr_number)
     if pr.state != "open":
         return ReviewOutcome.CLOSED
@@ -118,7 +118,7 @@ def review_pull_request(
     )
     if repo_id is None:
         return ReviewOutcome.ALREADY_REVIEWED
-    found = already_on_github(api, pr_number, pr.head_sha)
+    found = already_posted(api, pr_number, pr.head_sha)
     if found is not None:  # posted by an attempt that did not live to record it
         review_id, fingerprints = found
         _finish(run, repo_id, pr_number, pr.head_sha, "posted", review_id, fingerprints)
@@ -145,7 +145,7 @@ def review_pull_request(
 
 
 def _finish_check(
-    api: RepoApi, check: int, pr_number: int, gate: str, outcome: ReviewOutcome, summary: str
+    api: RepoHost, check: int, pr_number: int, gate: str, outcome: ReviewOutcome, summary: str
 ) -> None:
     """The check run's conclusion: the merge gate's when a review was written (counting
     every open finding of the bot on the PR), else neutral with what happened."""
@@ -160,7 +160,7 @@ def _finish_check(
 
 def _review(
     run: Runtime,
-    api: RepoApi,
+    api: RepoHost,
     repo: str,
     repo_id: int,
     pr: PullRequest,
@@ -216,7 +216,7 @@ def _review(
     # the context's lines are those of the commit the index holds
     with run.engine.connect() as conn:
         indexed = indexed_commit(conn, repo) or pr.base_sha
-    link = permalinks(run.settings.github_api_url, repo, indexed)
+    link = run.host.permalinks(repo, indexed)
     prices = model_prices(run.settings)
     review_id, comments = _post(api, pr_number, pr.head_sha, result, prepared, link, prices)
     fingerprints = [c.fingerprint for c in comments]
@@ -241,7 +241,7 @@ def _review(
     return ReviewOutcome.POSTED, f"{len(comments)} inline comment(s).\n\n{result.summary}"
 
 
-def repository_review_config(api: RepoApi, pr_number: int) -> ReviewConfig:
+def repository_review_config(api: RepoHost, pr_number: int) -> ReviewConfig:
     """The ``[review]`` table of ``.reviewbot.toml`` on the default branch (never the PR's
     head, which must not set the rules of its own review). An invalid file is named in
     one PR comment per distinct file content, and the review goes on with the defaults."""
@@ -253,7 +253,7 @@ def repository_review_config(api: RepoApi, pr_number: int) -> ReviewConfig:
         return parse_review_config(data.decode("utf-8", "replace"), f"{CONFIG_FILE} on {branch}")
     except ConfigError as exc:
         tag = f"<!-- reviewbot:config={hashlib.sha256(data).hexdigest()[:16]} -->"
-        said = [c.get("body") or "" for c in api.issue_comments(pr_number)]
+        said = [c.body for c in api.issue_comments(pr_number)]
         if not any(tag in body for body in said):
             api.comment(
                 pr_number,
@@ -287,24 +287,21 @@ def locked_repository(conn: Connection, repo: str, installation_id: int, key: st
     return repo_id
 
 
-def already_on_github(api: RepoApi, pr_number: int, head: str) -> tuple[int, list[str]] | None:
-    """The review of ``head`` GitHub already has (its marker), with the fingerprints of
+def already_posted(api: RepoHost, pr_number: int, head: str) -> tuple[int, list[str]] | None:
+    """The review of ``head`` the host already has (its marker), with the fingerprints of
     its findings (its inline comments', or those moved into its body), or None."""
     for review in api.reviews(pr_number):
-        body = review.get("body") or ""
+        body = review.body
         if marker(head) not in body:
             continue
-        review_id = int(review["id"])
         inline = [
-            finding_of(c.get("body") or "")
-            for c in api.review_comments(pr_number)
-            if c.get("pull_request_review_id") == review_id
+            finding_of(c.body) for c in api.review_comments(pr_number) if c.review_id == review.id
         ]
-        return review_id, [f for f in [*inline, *findings_in(body)] if f]
+        return review.id, [f for f in [*inline, *findings_in(body)] if f]
     return None
 
 
-def ensure_indexed(run: Runtime, api: RepoApi, repo: str, ref: str) -> None:
+def ensure_indexed(run: Runtime, api: RepoHost, repo: str, ref: str) -> None:
     """Index ``repo`` at ``ref`` unless an index run of it has finished. One that is
     under way (the installation's) is waited for, not reviewed half-written: its rows
     are committed batch by batch, and the index lock makes this run wait for it."""
@@ -315,7 +312,7 @@ def ensure_indexed(run: Runtime, api: RepoApi, repo: str, ref: str) -> None:
 
 
 def _post(
-    api: RepoApi,
+    api: RepoHost,
     pr_number: int,
     head: str,
     result: ReviewResult,
@@ -339,7 +336,7 @@ def _post(
     ]
     try:
         return api.create_review(pr_number, head, body, comments), result.comments
-    except GitHubError as exc:
+    except ForgeError as exc:
         if exc.status != 422:
             raise
     moved = "\n".join(
@@ -354,8 +351,8 @@ def _post(
 
 def inline_comment(
     comment: ReviewComment, cite: Callable[[str], str] = lambda text: text
-) -> dict[str, Any]:
-    """The body GitHub gets for one finding: made inert, with ``cite`` linking the code
+) -> InlineComment:
+    """The inline comment posted for one finding: made inert, with ``cite`` linking the code
     elsewhere it cites; its marker lets feedback find it later."""
     body = f"**{comment.severity}: {inert(comment.title)}**\n\n{cite(inert(comment.body))}"
     if comment.suggestion:
@@ -364,15 +361,7 @@ def inline_comment(
         body += "\n\nA possible fix (the lines it replaces are not all in the diff):\n\n"
         body += fenced(comment.code)
     body += f"\n\n{finding_marker(comment.fingerprint)}"
-    posted: dict[str, Any] = {
-        "path": comment.path,
-        "line": comment.line,
-        "side": comment.side,
-        "body": body,
-    }
-    if comment.start_line is not None:
-        posted.update(start_line=comment.start_line, start_side="RIGHT")
-    return posted
+    return InlineComment(comment.path, comment.line, comment.side, body, comment.start_line)
 
 
 def fenced(code: str, info: str = "") -> str:

@@ -12,7 +12,7 @@ import openai
 
 from app.config import Settings
 from app.flows.findings import PostedFinding, posted_findings
-from app.github.client import GitHubError, RepoApi
+from app.forge.protocol import ForgeError, RepoHost
 from app.llm.pacing import Deadline
 from app.logs import kv
 from app.review.model import ReviewModelError, ask_text_model
@@ -38,7 +38,7 @@ class Resolution:
 
 
 def resolve_fixed_threads(
-    api: RepoApi,
+    api: RepoHost,
     pr_number: int,
     head: str,
     llm: openai.OpenAI | None,
@@ -55,20 +55,20 @@ def resolve_fixed_threads(
             if not fixed:
                 continue
             if not already_answered(found.replies):
-                api.reply(pr_number, int(found.comment["id"]), resolved_reply(head, why))
+                api.reply(pr_number, found.comment.id, resolved_reply(head, why))
             api.resolve_thread(found.thread.node_id)
-        except (GitHubError, ReviewModelError) as exc:
+        except (ForgeError, ReviewModelError) as exc:
             log.warning(
-                kv("thread.not_resolved", pr=pr_number, comment=found.comment["id"], error=exc)
+                kv("thread.not_resolved", pr=pr_number, comment=found.comment.id, error=exc)
             )
             continue
-        done.resolved.append(int(found.comment["id"]))
-        log.info(kv("thread.resolved", pr=pr_number, comment=found.comment["id"], head=head))
+        done.resolved.append(found.comment.id)
+        log.info(kv("thread.resolved", pr=pr_number, comment=found.comment.id, head=head))
     return done
 
 
 def _fixed(
-    api: RepoApi,
+    api: RepoHost,
     found: PostedFinding,
     head: str,
     llm: openai.OpenAI | None,
@@ -78,13 +78,11 @@ def _fixed(
 ) -> tuple[bool, str]:
     """(fixed, why): the lines commented on are gone, and the model (if any) agrees."""
     comment = found.comment
-    path = str(comment.get("path") or "")
-    line = comment.get("original_line") or comment.get("line")
-    posted_at = comment.get("original_commit_id") or comment.get("commit_id")
-    if not path or not isinstance(line, int) or not posted_at:
+    path, line, posted_at = comment.path, comment.posted_line, comment.posted_commit
+    if not path or line is None or not posted_at:
         return False, ""
-    start = comment.get("original_start_line") or comment.get("start_line") or line
-    before = api.content(path, str(posted_at))
+    start = comment.posted_start_line or line
+    before = api.content(path, posted_at)
     if before is None:
         return False, ""
     old = commented_lines(before.decode("utf-8", "replace"), int(start), line)
@@ -97,7 +95,7 @@ def _fixed(
     answer = ask_text_model(
         llm,
         settings.review_model,
-        resolve_prompt(str(comment.get("body") or ""), "\n".join(old), excerpt(new_text, line)),
+        resolve_prompt(comment.body, "\n".join(old), excerpt(new_text, line)),
         400,
         deadline,
     )

@@ -8,7 +8,6 @@ Every call has a timeout; one client is kept per installation.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import IO, Any
 from urllib.parse import quote
 
@@ -20,7 +19,19 @@ from githubkit.retry import RETRY_SERVER_ERROR, RetryOption, RetryRateLimit
 from pydantic import SecretStr
 
 from app.config import Settings
-from app.errors import ConfigError, ReviewbotError
+from app.errors import ConfigError
+from app.forge.models import (
+    Comment,
+    Comparison,
+    InlineComment,
+    PullRequest,
+    Reaction,
+    Review,
+    ReviewComment,
+    ReviewThread,
+)
+from app.forge.protocol import ArchiveTooLarge, ForgeError
+from app.github import records
 
 TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 CHUNK_BYTES = 64 * 1024
@@ -48,40 +59,12 @@ mutation($threadId: ID!) {
 """
 
 
-@dataclass(frozen=True)
-class ReviewThread:
-    """A review thread, known by the id of its first comment (REST's ``databaseId``)."""
-
-    node_id: str  # GraphQL's id, for resolveReviewThread
-    first_comment: int
-    resolved: bool
-
-
-class TarballTooLarge(ReviewbotError):
+class TarballTooLarge(ArchiveTooLarge):
     """A repository's tarball is over the archive byte cap."""
 
 
-class GitHubError(ReviewbotError):
+class GitHubError(ForgeError):
     """GitHub refused or failed a request."""
-
-    def __init__(self, message: str, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-@dataclass(frozen=True)
-class PullRequest:
-    number: int
-    title: str
-    body: str
-    head_sha: str
-    base_sha: str
-    draft: bool
-    state: str
-    author: str = ""
-    labels: tuple[str, ...] = ()
-    base_ref: str = ""
-    head_ref: str = ""
 
 
 _RATE_LIMIT = RetryRateLimit(max_retry=2)
@@ -237,20 +220,7 @@ class RepoApi:
         return call(self.gh, method, self.base + path, shown=path, **kwargs)
 
     def pull(self, number: int) -> PullRequest:
-        data = self._call("GET", f"/pulls/{number}").json()
-        return PullRequest(
-            number=number,
-            title=data.get("title") or "",
-            body=data.get("body") or "",
-            head_sha=data["head"]["sha"],
-            base_sha=data["base"]["sha"],
-            draft=bool(data.get("draft")),
-            state=data.get("state") or "open",
-            author=str((data.get("user") or {}).get("login") or ""),
-            labels=tuple(str(label.get("name")) for label in data.get("labels") or []),
-            base_ref=str(data["base"].get("ref") or ""),
-            head_ref=str(data["head"].get("ref") or ""),
-        )
+        return records.pull_request(number, self._call("GET", f"/pulls/{number}").json())
 
     def default_branch(self) -> str:
         return str(self._call("GET", "").json().get("default_branch") or "main")
@@ -267,11 +237,11 @@ class RepoApi:
     def compare_diff(self, base: str, head: str) -> bytes:
         return self._call("GET", f"/compare/{base}...{head}", headers=DIFF).content
 
-    def compare(self, base: str, head: str) -> dict[str, Any] | None:
-        """The comparison of two commits (``status``, ``files``); None when GitHub cannot
-        compare them (a commit gone after a force push, a diff over its limits)."""
+    def compare(self, base: str, head: str) -> Comparison | None:
+        """The comparison of two commits; None when GitHub cannot compare them (a commit
+        gone after a force push, a diff over its limits)."""
         try:
-            return dict(self._call("GET", f"/compare/{base}...{head}").json())
+            return records.comparison(self._call("GET", f"/compare/{base}...{head}").json())
         except GitHubError as exc:
             if exc.status in {404, 406, 422}:
                 return None
@@ -312,9 +282,10 @@ class RepoApi:
         return written
 
     def create_review(
-        self, number: int, commit: str, body: str, comments: list[dict[str, Any]]
+        self, number: int, commit: str, body: str, comments: list[InlineComment]
     ) -> int:
-        data = {"commit_id": commit, "body": body, "event": "COMMENT", "comments": comments}
+        posted = [records.inline_comment(c) for c in comments]
+        data = {"commit_id": commit, "body": body, "event": "COMMENT", "comments": posted}
         return int(self._call("POST", f"/pulls/{number}/reviews", json=data).json()["id"])
 
     def start_check(self, head: str) -> int:
@@ -329,11 +300,11 @@ class RepoApi:
         }
         self._call("PATCH", f"/check-runs/{check_id}", json=data)
 
-    def reviews(self, number: int) -> list[dict[str, Any]]:
-        return self._paginate(f"/pulls/{number}/reviews")
+    def reviews(self, number: int) -> list[Review]:
+        return [records.review(r) for r in self._paginate(f"/pulls/{number}/reviews")]
 
-    def issue_comments(self, number: int) -> list[dict[str, Any]]:
-        return self._paginate(f"/issues/{number}/comments")
+    def issue_comments(self, number: int) -> list[Comment]:
+        return [records.comment(c) for c in self._paginate(f"/issues/{number}/comments")]
 
     def comment(self, number: int, body: str) -> int:
         """A comment on the PR's conversation (not on a line)."""
@@ -344,13 +315,13 @@ class RepoApi:
     def react(self, comment_id: int, content: str) -> None:
         self._call("POST", f"/issues/comments/{comment_id}/reactions", json={"content": content})
 
-    def review_comments(self, number: int) -> list[dict[str, Any]]:
+    def review_comments(self, number: int) -> list[ReviewComment]:
         """The PR's inline comments and replies."""
-        return self._paginate(f"/pulls/{number}/comments")
+        return [records.review_comment(c) for c in self._paginate(f"/pulls/{number}/comments")]
 
-    def review_comment(self, comment_id: int) -> dict[str, Any] | None:
+    def review_comment(self, comment_id: int) -> ReviewComment | None:
         try:
-            return dict(self._call("GET", f"/pulls/comments/{comment_id}").json())
+            return records.review_comment(self._call("GET", f"/pulls/comments/{comment_id}").json())
         except GitHubError as exc:
             if exc.status == 404:
                 return None
@@ -361,8 +332,9 @@ class RepoApi:
         path = f"/pulls/{number}/comments/{comment_id}/replies"
         return int(self._call("POST", path, json={"body": body}).json()["id"])
 
-    def review_comment_reactions(self, comment_id: int) -> list[dict[str, Any]]:
-        return self._paginate(f"/pulls/comments/{comment_id}/reactions")
+    def review_comment_reactions(self, comment_id: int) -> list[Reaction]:
+        path = f"/pulls/comments/{comment_id}/reactions"
+        return [records.reaction(r) for r in self._paginate(path)]
 
     def resolved_threads(self, number: int) -> set[int]:
         """Ids of the first comments of the PR's resolved review threads (GraphQL: REST

@@ -11,7 +11,6 @@ the newest commit already mined, so an incremental mine finds it), with no tags.
 from __future__ import annotations
 
 import base64
-import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -19,16 +18,7 @@ from pydantic import SecretStr
 
 from app.git import GitError, LocalRepo, run_git
 
-#: owner/name as GitHub allows them: what may become a folder name here.
-_REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 FETCH_TIMEOUT_SECONDS = 600.0
-
-
-def clone_path(data_dir: Path, repo: str) -> Path:
-    """Where the bare clone of ``repo`` lives (``owner+name.git``)."""
-    if not _REPO.fullmatch(repo) or ".." in repo:
-        raise GitError(f"not a repository name: {repo!r}")
-    return data_dir / "history" / (repo.replace("/", "+") + ".git")
 
 
 def fetch_branch(

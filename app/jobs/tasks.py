@@ -26,9 +26,9 @@ from app.flows import (
     enrich,
     feedback,
     index,
-    redelivery,
     review,
 )
+from app.github import redelivery
 from app.jobs.queue import RETRY, queue, recover_stalled_jobs, runtime
 from app.jobs.retry import is_transient
 from app.logs import kv, mask_secrets, secret_values

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from importlib import resources
 from string import Template
-from typing import Any
 
+from app.forge.models import ReviewComment
 from app.llm.redact import redact_secrets
 from app.review.comments import json_object
 from app.review.markdown import inert
@@ -26,20 +26,15 @@ RESOLVE_COMMAND = "/resolve"
 AROUND = 12
 
 
-def from_a_bot(comment: dict[str, Any]) -> bool:
-    user = comment.get("user") or {}
-    return user.get("type") == "Bot" or str(user.get("login", "")).endswith("[bot]")
-
-
-def people_allow(replies: Iterable[dict[str, Any]]) -> bool:
+def people_allow(replies: Iterable[ReviewComment]) -> bool:
     """No person replied in the thread, or one who did wrote ``/resolve``."""
-    people = [r for r in replies if not from_a_bot(r)]
-    return not people or any((r.get("body") or "").strip() == RESOLVE_COMMAND for r in people)
+    people = [r for r in replies if not r.author.bot]
+    return not people or any(r.body.strip() == RESOLVE_COMMAND for r in people)
 
 
-def already_answered(replies: Iterable[dict[str, Any]]) -> bool:
+def already_answered(replies: Iterable[ReviewComment]) -> bool:
     """The bot already said the thread is fixed (a retry only resolves it)."""
-    return any(from_a_bot(r) and RESOLVED in (r.get("body") or "") for r in replies)
+    return any(r.author.bot and RESOLVED in r.body for r in replies)
 
 
 def commented_lines(text: str, start: int, end: int) -> list[str]:

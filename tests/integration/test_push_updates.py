@@ -11,7 +11,6 @@ from sqlalchemy import Engine, text
 
 from app.flows import index as repo_index
 from app.flows.index import index_at, index_repository
-from app.github.client import RepoApi
 from app.indexing.archive import ArchiveLimits, GitArchiveSource
 from app.indexing.embedder import select_embedder
 from app.indexing.indexer import Indexer
@@ -116,7 +115,7 @@ def test_an_index_moved_back_to_an_older_commit_undoes_the_changes_since(
     index_repository(run, GITHUB_REPO, GITHUB_INSTALLATION, full=False)
     since = len(github.requests)
 
-    api = RepoApi(run.github.installation(GITHUB_INSTALLATION), GITHUB_REPO)
+    api = run.host.repository(GITHUB_INSTALLATION, GITHUB_REPO)
     index_at(run, api, GITHUB_REPO, older)
 
     assert not any("tarball" in d for d in _downloads(github, since))

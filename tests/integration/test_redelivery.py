@@ -6,7 +6,7 @@ import time
 
 from sqlalchemy import text
 
-from app.flows.redelivery import recover_missed_deliveries
+from app.github.redelivery import recover_missed_deliveries
 from app.runtime import Runtime
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.loopback import free_port

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from app.flows.index import changed_paths
+from app.github.records import comparison
 
-FILES = [
+FILES_JSON = [
     {"filename": "a.py", "status": "added"},
     {"filename": "b.py", "status": "modified"},
     {"filename": "c.py", "status": "removed"},
@@ -12,6 +13,7 @@ FILES = [
     {"filename": "copy.py", "status": "copied"},
     {"filename": "mode.sh", "status": "changed"},
 ]
+FILES = comparison({"status": "ahead", "files": FILES_JSON}).files
 
 
 def test_forwards_fetches_what_exists_at_the_head_and_deletes_the_rest() -> None:

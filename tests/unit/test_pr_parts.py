@@ -11,6 +11,8 @@ import pytest
 from app.config import Settings
 from app.diff.changed import changed_functions
 from app.diff.parse import parse_diff
+from app.forge.models import ReviewComment
+from app.github import records
 from app.llm.tokens import estimate_tokens
 from app.review.budget import budget_note, cost_line, exceeded
 from app.review.config import parse_review_config
@@ -144,8 +146,11 @@ def test_a_description_keeps_only_labels_the_repository_has() -> None:
     assert made_up is not None and made_up.type == ""
 
 
-def _reply(login: str, body: str, kind: str = "User") -> dict[str, object]:
-    return {"user": {"login": login, "type": kind}, "body": body}
+def _reply(login: str, body: str, kind: str = "User") -> ReviewComment:
+    # as GitHub lists a reply; bots by account type or the [bot] suffix
+    return records.review_comment(
+        {"id": 7, "user": {"login": login, "type": kind}, "body": body, "in_reply_to_id": 1}
+    )
 
 
 def test_a_thread_people_replied_to_is_theirs_unless_they_say_resolve() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 
-from app.flows.redelivery import MAX_ATTEMPTS, Delivery, _next_cursor, parse_delivery, to_redeliver
+from app.github.redelivery import MAX_ATTEMPTS, Delivery, _next_cursor, parse_delivery, to_redeliver
 
 T0 = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.UTC)
 

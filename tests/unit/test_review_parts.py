@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from app.diff.parse import parse_diff
 from app.flows.review import inline_comment
+from app.github import records
 from app.llm.tokens import estimate_tokens, token_counter
 from app.retrieval.ranking import ContextChunk
 from app.review.comments import (
@@ -178,7 +179,7 @@ def test_a_multi_line_suggestion_inside_one_hunk_keeps_its_range(diffs) -> None:
     fix = "        tax = self.tax.rate(subtotal) or 0\n        return subtotal + tax"
     [comment] = validate_comments([_ranged(12, 13, fix)], diffs, 10).comments
     assert (comment.start_line, comment.line, comment.suggestion) == (12, 13, fix)
-    posted = inline_comment(comment)
+    posted = records.inline_comment(inline_comment(comment))  # as GitHub gets it
     assert (posted["start_line"], posted["start_side"], posted["line"]) == (12, "RIGHT", 13)
     assert f"\n```suggestion\n{fix}\n```\n" in posted["body"]
 
@@ -188,7 +189,7 @@ def test_a_range_that_leaves_its_hunk_never_reaches_github(diffs) -> None:  # ty
     # diff does not hold, so it is shown as plain code on a one-line comment
     [with_fix] = validate_comments([_ranged(8, 13, "pass")], diffs, 10).comments
     assert (with_fix.start_line, with_fix.line, with_fix.suggestion) == (None, 13, None)
-    posted = inline_comment(with_fix)
+    posted = records.inline_comment(inline_comment(with_fix))
     assert "start_line" not in posted and "```suggestion" not in posted["body"]
     assert "A possible fix" in posted["body"] and "\npass\n" in posted["body"]
     # without a suggestion the range is only a highlight: cut to the hunk
