@@ -49,7 +49,7 @@ from app.config import Settings
 from app.db import vector_index
 from app.db.engine import open_database
 from app.db.models import EMBEDDING_DIMS
-from app.db.vector_index import index_repositories
+from app.db.vector_calibration import index_repositories
 from app.db.word_counts import refresh_word_counts
 from app.diff.changed import ChangedFunction
 from app.diff.parse import FileDiff, FileStatus

@@ -28,12 +28,9 @@ from app.db.queries.chunks import analyze_if_changed, count_chunks, last_chunk_i
 from app.db.queries.index_runs import record_index_run
 from app.db.queries.repositories import mark_indexed, set_enrich_pending
 from app.db.queries.usage import record_usage
-from app.db.vector_index import (
-    build_lock,
-    calibrate_if_needed,
-    decline_by_trial,
-    rebuild_if_needed,
-)
+from app.db.vector_calibration import calibrate_if_needed, decline_by_trial
+from app.db.vector_index import build_lock, rebuild_if_needed
+from app.db.vector_policy import DEFAULT_POLICY, VectorIndexPolicy
 from app.db.word_counts import refresh_word_counts
 from app.errors import ConfigError, ReviewbotError
 from app.indexing import store
@@ -239,7 +236,9 @@ class Indexer:
                 set_enrich_pending(conn, repo_id, True)
         with self._timed("db_write"):
             changed = r.chunks_added + r.chunks_updated + r.chunks_deleted
-            r.ivfflat_lists = upkeep_vector_index(self.engine, repo_id, changed)
+            r.ivfflat_lists = upkeep_vector_index(
+                self.engine, repo_id, changed, self.options.vector_policy
+            )
 
     def _record_run(self) -> None:
         r, repo_id = self.report, self._require_repo()
@@ -304,24 +303,31 @@ class Indexer:
             self.report.timings[stage] += time.perf_counter() - start
 
 
-def upkeep_vector_index(engine: Engine, repo_id: int, changed_rows: int) -> int | None:
+def upkeep_vector_index(
+    engine: Engine,
+    repo_id: int,
+    changed_rows: int,
+    policy: VectorIndexPolicy = DEFAULT_POLICY,
+) -> int | None:
     """Statistics and the vector index rule after rows changed (an index run, the
     background enrichment); returns the index's lists, None when there is none. Outside
     any transaction: a build that takes minutes must not hold up other repositories. If it
     fails, the next run (even a no-op) retries it."""
     with engine.begin() as conn:
-        decline_by_trial(conn, repo_id)  # before a large build, on a sample
-    lists = _vector_index(engine, repo_id, changed_rows)
+        decline_by_trial(conn, repo_id, policy)  # before a large build, on a sample
+    lists = _vector_index(engine, repo_id, policy, changed_rows)
     if lists is not None:
         with engine.begin() as conn:
-            calibrate_if_needed(conn, repo_id)
-        lists = _vector_index(engine, repo_id)  # drops the index if calibration declined it
+            calibrate_if_needed(conn, repo_id, policy)
+        lists = _vector_index(engine, repo_id, policy)  # drops the index calibration declined
     return lists
 
 
-def _vector_index(engine: Engine, repo_id: int, changed_rows: int = 0) -> int | None:
+def _vector_index(
+    engine: Engine, repo_id: int, policy: VectorIndexPolicy, changed_rows: int = 0
+) -> int | None:
     with engine.connect() as conn:
         autocommit = conn.execution_options(isolation_level="AUTOCOMMIT")
         with build_lock(autocommit):
             analyze_if_changed(autocommit, changed_rows)
-            return rebuild_if_needed(autocommit, repo_id, concurrently=True)
+            return rebuild_if_needed(autocommit, repo_id, concurrently=True, policy=policy)

@@ -7,6 +7,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from app.db.vector_policy import DEFAULT_POLICY, VectorIndexPolicy
 from app.errors import ReviewbotError
 from app.indexing.embedder import EmbeddingUsage
 from app.indexing.summarizer import HEURISTIC, SummaryUsage
@@ -47,6 +48,8 @@ class IndexOptions:
     #: With ``enrich`` False, the run still makes them when the repository has at most
     #: this many rows without them (a push, a small repository).
     inline_enrich_max: int = 0
+    #: When a repository gets an ivfflat index, and how it is calibrated.
+    vector_policy: VectorIndexPolicy = DEFAULT_POLICY
 
 
 @dataclass

@@ -7,7 +7,8 @@ from dataclasses import asdict, dataclass
 
 from sqlalchemy import Connection, Engine, text
 
-from app.db.vector_index import cosine_distance, set_probes, vector_text
+from app.db.vector_index import set_probes
+from app.db.vector_sql import cosine_distance, vector_text
 from app.errors import ReviewbotError
 from app.indexing.embedder import Embedder, EmbeddingUsage
 from app.indexing.store import find_repository

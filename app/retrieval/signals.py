@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-from app.db.vector_index import SEARCH_TYPE, cosine_distance, vector_text
+from app.db.vector_sql import SEARCH_TYPE, cosine_distance, vector_text
 from app.db.word_counts import NOT_COUNTED, WordCounts, word_counts
 from app.retrieval.search import SEARCHABLE, prepare_vector_search
 
@@ -23,8 +23,6 @@ DISTANCE = cosine_distance("c.embedding", "q.v")
 ONE_PASS_ROWS = 5_000
 #: The rows whose distances bound each query's k-th nearest before that pass.
 SAMPLE_ROWS = 5_000
-#: Words of one lexical query beyond this are dropped (the tsquery would only get slower).
-MAX_LEXICAL_WORDS = 64
 
 
 @dataclass(frozen=True)
@@ -35,6 +33,8 @@ class LexicalLimits:
 
     frequent_share: float
     match_budget: int
+    #: words beyond this are dropped (the tsquery would only get slower)
+    max_words: int = 64
 
 
 #: A diff's queries: many per PR, made of identifiers, where a rare one says the most.
@@ -176,14 +176,14 @@ def lexical_query(
     chance."""
     words = query_words(terms)
     if not counts.total:
-        return " | ".join(words[:MAX_LEXICAL_WORDS])
+        return " | ".join(words[: limits.max_words])
     rarest = sorted(words, key=lambda w: (counts.chunks(w), w))
     # a word not stored is in STORED_MIN chunks or fewer
     frequent = limits.frequent_share * counts.total
     rare = [w for w in rarest if counts.counts.get(w, 0) <= frequent] or rarest
     kept: list[str] = []
     matched = 0
-    for word in rare[:MAX_LEXICAL_WORDS]:
+    for word in rare[: limits.max_words]:
         matched += counts.chunks(word)
         if min(matched, counts.total) > limits.match_budget:
             break

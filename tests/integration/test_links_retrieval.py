@@ -13,12 +13,14 @@ from sqlalchemy.exc import OperationalError
 from app.config import Settings
 from app.db import vector_index
 from app.db.engine import DatabaseTarget, make_engine, parse_database_url
+from app.db.vector_policy import VectorIndexPolicy
 from app.diff.apply import apply_hunks
 from app.diff.changed import changed_functions
 from app.diff.parse import FileDiff, parse_diff
 from app.indexing.embedder import HashEmbedder
 from app.indexing.indexer import Indexer
 from app.indexing.links import IMPORTED, LOCAL
+from app.indexing.report import IndexOptions
 from app.retrieval.candidates import SECONDARY_CHANGE_WEIGHT, SearchInput, function_evidence
 from app.retrieval.links import SAME_FILE_WEIGHT, TYPE_ONLY_WEIGHT
 from app.retrieval.queries import heuristic_queries
@@ -367,12 +369,13 @@ def test_the_first_index_run_refreshes_the_planners_statistics(
 
 
 def test_an_index_run_that_builds_a_vector_index_calibrates_its_probes(
-    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(vector_index, "EXACT_MAX_ROWS", 10)
-    monkeypatch.setattr(vector_index, "MIN_SPEEDUP", 0.0)  # over a dozen rows no index is faster
+    # an index from 10 rows; over a dozen rows no index is faster than a scan
+    policy = VectorIndexPolicy(exact_max_rows=10, min_speedup=0.0)
     _write(tmp_path, _many_callers(12))
-    _index(engine, tmp_path)
+    options = IndexOptions(vector_policy=policy)
+    Indexer(engine, "shop", tmp_path, embedder=HashEmbedder(), options=options).run()
     with engine.connect() as conn:
         repo = conn.execute(text("SELECT id FROM repositories WHERE full_name = 'shop'")).scalar()
         assert vector_index.index_settings(conn, int(repo)) == (1, 1)  # one list, one probe

@@ -5,7 +5,7 @@ import random
 import re
 import threading
 import time
-from typing import NoReturn
+from dataclasses import dataclass
 
 import pytest
 from pgvector.sqlalchemy import Vector
@@ -14,15 +14,16 @@ from sqlalchemy.exc import DBAPIError
 
 from app.db import vector_index
 from app.db.models import EMBEDDING_DIMS
+from app.db.vector_calibration import calibrate_if_needed, decline_by_trial
 from app.db.vector_index import (
-    calibrate_if_needed,
     current_lists,
-    decline_by_trial,
     index_name,
     index_settings,
     rebuild_if_needed,
     set_probes,
 )
+from app.db.vector_policy import DEFAULT_POLICY, VectorIndexPolicy
+from app.db.vector_sql import cosine_distance
 from app.retrieval import signals
 from app.retrieval.search import prepare_vector_search
 from app.retrieval.signals import vector_signals
@@ -92,19 +93,16 @@ def _plan(engine: Engine, repo: int, query: list[float]) -> str:
             conn.execute(text(f"SET LOCAL enable_{scan} = off"))
         sql = text(
             "EXPLAIN SELECT id FROM code_chunks c WHERE c.repository_id = :r ORDER BY"
-            f" {vector_index.cosine_distance('c.embedding', 'CAST(:q AS vector)')} LIMIT 5"
+            f" {cosine_distance('c.embedding', 'CAST(:q AS vector)')} LIMIT 5"
         )
         return "\n".join(conn.execute(sql, {"r": repo, "q": str(query).replace(" ", "")}).scalars())
 
 
-def test_a_small_repository_gets_no_index_and_exact_answers(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(vector_index, "EXACT_MAX_ROWS", 3_000)
+def test_a_small_repository_gets_no_index_and_exact_answers(engine: Engine) -> None:
     rng = random.Random(5)
     repo, rows = _seed_repo(engine, rng, "o/small")
     with engine.begin() as conn:
-        assert rebuild_if_needed(conn, repo) is None
+        assert rebuild_if_needed(conn, repo, policy=VectorIndexPolicy(exact_max_rows=3_000)) is None
         assert current_lists(conn, repo) is None
     for target in rng.sample(list(rows), 5):
         query = _near(rows[target], rng, 0.001)
@@ -120,7 +118,7 @@ def _exact_filtered(
     sql = text(
         "SELECT id FROM code_chunks WHERE repository_id = :r AND embedding_model = 'test'"
         " AND NOT (id = ANY(:ex)) ORDER BY"
-        f" {vector_index.cosine_distance('embedding', 'CAST(:q AS text)')}, file_path LIMIT :k"
+        f" {cosine_distance('embedding', 'CAST(:q AS text)')}, file_path LIMIT :k"
     )
     return list(
         conn.execute(
@@ -186,9 +184,8 @@ def test_a_one_pass_search_over_fewer_rows_than_asked_for_returns_them_all(
 
 
 def test_a_large_repository_gets_its_own_index_and_nearest_rows_come_back(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch
+    engine: Engine,
 ) -> None:
-    monkeypatch.setattr(vector_index, "EXACT_MAX_ROWS", 2_000)
     rng = random.Random(7)
     repo, rows = _seed_repo(engine, rng, "o/large")
     other, others = _seed_repo(engine, rng, "o/other")
@@ -219,9 +216,8 @@ def test_a_large_repository_gets_its_own_index_and_nearest_rows_come_back(
 
 
 def test_the_index_goes_when_the_repository_shrinks_below_half_the_threshold(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch
+    engine: Engine,
 ) -> None:
-    monkeypatch.setattr(vector_index, "EXACT_MAX_ROWS", 2_000)
     repo, rows = _seed_repo(engine, random.Random(3), "o/shrinks")
     with engine.begin() as conn:
         assert rebuild_if_needed(conn, repo) == LISTS
@@ -233,9 +229,8 @@ def test_the_index_goes_when_the_repository_shrinks_below_half_the_threshold(
 
 
 def test_probes_are_calibrated_on_the_repositorys_own_vectors_and_used(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch
+    engine: Engine,
 ) -> None:
-    monkeypatch.setattr(vector_index, "EXACT_MAX_ROWS", 2_000)
     rng = random.Random(11)
     repo, rows = _seed_repo(engine, rng, "o/calibrated")
     with engine.begin() as conn:
@@ -248,7 +243,7 @@ def test_probes_are_calibrated_on_the_repositorys_own_vectors_and_used(
     with engine.begin() as conn:
         assert set_probes(conn, repo) == probes
         assert conn.execute(text("SHOW ivfflat.probes")).scalar_one() == str(probes)
-        assert probes <= vector_index.DECLINE_SHARE * LISTS  # clusters: the index is kept
+        assert probes <= DEFAULT_POLICY.decline_share * LISTS  # clusters: the index is kept
         assert rebuild_if_needed(conn, repo) == LISTS
     # the recall it was calibrated for, on queries near the repository's rows
     hits = 0
@@ -257,13 +252,13 @@ def test_probes_are_calibrated_on_the_repositorys_own_vectors_and_used(
         with engine.begin() as conn:
             exact = _exact(conn, repo, query, 10)
         hits += len(set(_app_search(engine, repo, query, 10)) & set(exact))
-    assert hits / 100 >= vector_index.CALIBRATION_RECALL - 0.05
+    assert hits / 100 >= DEFAULT_POLICY.calibration_recall - 0.05
 
     # an index built before calibration existed gets calibrated by the next run
     with engine.begin() as conn:
         conn.execute(text(f"COMMENT ON INDEX {index_name(repo)} IS NULL"))
         assert index_settings(conn, repo) == (LISTS, None)
-        assert set_probes(conn, repo) == vector_index.probes_for(LISTS)  # meanwhile
+        assert set_probes(conn, repo) == DEFAULT_POLICY.probes_for(LISTS)  # meanwhile
         assert rebuild_if_needed(conn, repo) == LISTS  # the index is kept
         assert calibrate_if_needed(conn, repo) == probes
         assert index_settings(conn, repo) == (LISTS, probes)
@@ -281,13 +276,10 @@ def test_probes_are_calibrated_on_the_repositorys_own_vectors_and_used(
             {"i": index_name(repo)},
         ).scalar_one()
         assert re.fullmatch(rf"probes={probes} index_ms=[\d.]+ exact_ms=[\d.]+", comment)
-    monkeypatch.setattr(vector_index, "calibrate_probes", _never)
+    sent = recorded_statements(engine)
     with engine.begin() as conn:
         assert calibrate_if_needed(conn, repo) == probes
-
-
-def _never(*args: object, **kwargs: object) -> NoReturn:
-    raise AssertionError("calibrated again")
+    assert not [s for s in sent if "COMMENT ON INDEX" in s]  # not calibrated again
 
 
 def _autocommit(engine: Engine) -> Connection:
@@ -312,14 +304,14 @@ def _wait_for_a_waiting_build(engine: Engine, timeout: float = 30.0) -> None:
 
 
 def test_a_rebuild_holds_up_no_search_or_write_and_keeps_the_old_index_until_it_is_done(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch
+    engine: Engine,
 ) -> None:
     rng = random.Random(13)
     repo, rows = _seed_repo(engine, rng, "o/grows")
     _, others = _seed_repo(engine, rng, "o/neighbour")
     with engine.begin() as conn:
         assert rebuild_if_needed(conn, repo) == LISTS
-    monkeypatch.setattr(vector_index, "ROWS_PER_LIST", 50)  # the ideal is now twice LISTS
+    finer = VectorIndexPolicy(rows_per_list=50)  # the ideal is now twice LISTS
     with engine.connect() as writer:  # an open write: the concurrent build waits for it
         writer.execute(
             text("UPDATE code_chunks SET token_count = 1 WHERE id = :id"), {"id": min(others)}
@@ -327,7 +319,9 @@ def test_a_rebuild_holds_up_no_search_or_write_and_keeps_the_old_index_until_it_
         result: list[int | None] = []
         with _autocommit(engine) as conn:
             build = threading.Thread(
-                target=lambda: result.append(rebuild_if_needed(conn, repo, concurrently=True))
+                target=lambda: result.append(
+                    rebuild_if_needed(conn, repo, concurrently=True, policy=finer)
+                )
             )
             build.start()
             try:
@@ -354,7 +348,7 @@ def test_a_rebuild_holds_up_no_search_or_write_and_keeps_the_old_index_until_it_
 
 
 def test_a_failed_rebuild_leaves_the_old_index_serving_and_the_next_run_finishes_it(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch
+    engine: Engine,
 ) -> None:
     rng = random.Random(17)
     repo, rows = _seed_repo(engine, rng, "o/fails")
@@ -362,20 +356,18 @@ def test_a_failed_rebuild_leaves_the_old_index_serving_and_the_next_run_finishes
         assert rebuild_if_needed(conn, repo) == LISTS
         assert calibrate_if_needed(conn, repo) is not None
     before = _index_settings(engine, repo)
-    monkeypatch.setattr(vector_index, "ROWS_PER_LIST", 50)
-    monkeypatch.setattr(vector_index, "build_memory_mb", lambda lists, dims=0: 1)
+    finer = VectorIndexPolicy(rows_per_list=50)
+    starved = VectorIndexPolicy(rows_per_list=50, build_memory_cap_mb=1)
     with _autocommit(engine) as conn, pytest.raises(DBAPIError, match="memory required"):
-        rebuild_if_needed(conn, repo, concurrently=True)
+        rebuild_if_needed(conn, repo, concurrently=True, policy=starved)
     with _autocommit(engine) as conn:  # the session's setting was put back
         assert conn.execute(text("SHOW maintenance_work_mem")).scalar_one() != "1MB"
     assert _index_settings(engine, repo) == before  # the failed build's remains are ignored
     query = _near(rows[max(rows)], rng, 0.001)
     assert _app_search(engine, repo, query, 1) == [max(rows)]
 
-    monkeypatch.undo()
-    monkeypatch.setattr(vector_index, "ROWS_PER_LIST", 50)
     with _autocommit(engine) as conn:
-        assert rebuild_if_needed(conn, repo, concurrently=True) == 2 * LISTS
+        assert rebuild_if_needed(conn, repo, concurrently=True, policy=finer) == 2 * LISTS
     assert _index_settings(engine, repo) == (2 * LISTS, None)
     assert _app_search(engine, repo, query, 1) == [max(rows)]
 
@@ -442,43 +434,43 @@ def test_a_swap_cut_short_between_its_two_steps_is_finished_by_the_next_run(
 
 
 def test_an_index_no_better_than_a_scan_is_declined_until_the_repository_doubles(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch
+    engine: Engine,
 ) -> None:
     # noise has no neighbourhoods, so it needs many lists (13 of 30 when written); the
     # share is lowered so the test does not hang on how many k-means gives this time
-    monkeypatch.setattr(vector_index, "DECLINE_SHARE", 0.1)
+    strict = VectorIndexPolicy(decline_share=0.1)
     rng = random.Random(29)
     vectors = [_unit([rng.gauss(0, 1) for _ in range(EMBEDDING_DIMS)]) for _ in range(3_000)]
     repo, _ = _seed_repo(engine, rng, "o/unclustered", vectors)
     with engine.begin() as conn:
-        assert rebuild_if_needed(conn, repo) == LISTS
+        assert rebuild_if_needed(conn, repo, policy=strict) == LISTS
     with engine.begin() as conn:
-        probes = calibrate_if_needed(conn, repo)
-        assert probes is not None and probes > vector_index.DECLINE_SHARE * LISTS
+        probes = calibrate_if_needed(conn, repo, strict)
+        assert probes is not None and probes > strict.decline_share * LISTS
     with _autocommit(engine) as conn, vector_index.build_lock(conn):
-        assert rebuild_if_needed(conn, repo, concurrently=True) is None  # dropped
-        assert rebuild_if_needed(conn, repo, concurrently=True) is None  # and not rebuilt
+        assert rebuild_if_needed(conn, repo, concurrently=True, policy=strict) is None  # dropped
+        assert rebuild_if_needed(conn, repo, concurrently=True, policy=strict) is None  # stays
     assert _index_settings(engine, repo) is None
     query = vectors[17]
     assert _app_search(engine, repo, query, 1)[0] == min(_ids(engine, repo)) + 17  # exact
 
     _seed_more(engine, repo)  # doubled: worth another try
     with engine.begin() as conn:
-        assert rebuild_if_needed(conn, repo) == 2 * LISTS
+        assert rebuild_if_needed(conn, repo, policy=strict) == 2 * LISTS
 
 
 def test_an_index_not_clearly_faster_than_a_scan_is_declined(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    engine: Engine, caplog: pytest.LogCaptureFixture
 ) -> None:
     rng = random.Random(31)
     repo, _ = _seed_repo(engine, rng, "o/clustered-but-slow")  # few probes are enough here
     with engine.begin() as conn:
         assert rebuild_if_needed(conn, repo) == LISTS
     # as if the scan were barely slower than the index (uneven lists, or a fast scan)
-    monkeypatch.setattr(vector_index, "MIN_SPEEDUP", 1e9)
-    with caplog.at_level("INFO", logger="app.db.vector_index"), engine.begin() as conn:
-        probes = calibrate_if_needed(conn, repo)
-        assert probes is not None and probes <= vector_index.decline_limit(LISTS)
+    impatient = VectorIndexPolicy(min_speedup=1e9)
+    with caplog.at_level("INFO", logger="app.db.vector_calibration"), engine.begin() as conn:
+        probes = calibrate_if_needed(conn, repo, impatient)
+        assert probes is not None and probes <= impatient.decline_limit(LISTS)
     calibrated = [
         r.getMessage() for r in caplog.records if "vector_index.calibrated" in r.getMessage()
     ]
@@ -535,18 +527,18 @@ def _creates_indexes(engine: Engine) -> list[str]:
 
 
 def test_a_large_build_over_vectors_that_do_not_cluster_is_declined_on_a_sample(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch
+    engine: Engine,
 ) -> None:
-    monkeypatch.setattr(vector_index, "DECLINE_SHARE", 0.1)  # as in the test above
-    monkeypatch.setattr(vector_index, "TRIAL_ROWS", 1_500)  # a trial of 15 lists, not 30
+    # the share as in the test above; a trial of 15 lists, not 30
+    strict = VectorIndexPolicy(decline_share=0.1, trial_rows=1_500)
     rng = random.Random(31)
     vectors = [_unit([rng.gauss(0, 1) for _ in range(EMBEDDING_DIMS)]) for _ in range(3_000)]
     repo, _ = _seed_repo(engine, rng, "o/unclustered-trial", vectors)
     sent = _creates_indexes(engine)
     with engine.begin() as conn:
-        assert decline_by_trial(conn, repo)
+        assert decline_by_trial(conn, repo, strict)
     with _autocommit(engine) as conn, vector_index.build_lock(conn):
-        assert rebuild_if_needed(conn, repo, concurrently=True) is None
+        assert rebuild_if_needed(conn, repo, concurrently=True, policy=strict) is None
     assert [s for s in sent if "vector_trial" in s] and not [s for s in sent if "code_chunks" in s]
     with engine.connect() as conn:
         assert (
@@ -559,40 +551,39 @@ def test_a_large_build_over_vectors_that_do_not_cluster_is_declined_on_a_sample(
         assert conn.execute(text("SELECT to_regclass('vector_trial')")).scalar_one() is None
 
 
-def test_clustered_vectors_pass_the_trial_and_small_builds_skip_it(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(vector_index, "TRIAL_ROWS", 1_500)
+def test_clustered_vectors_pass_the_trial_and_small_builds_skip_it(engine: Engine) -> None:
+    trial = VectorIndexPolicy(trial_rows=1_500)
     rng = random.Random(37)
     repo, _ = _seed_repo(engine, rng, "o/clustered-trial")
     sent = _creates_indexes(engine)
     with engine.begin() as conn:
-        assert not decline_by_trial(conn, repo)
-        assert rebuild_if_needed(conn, repo) == LISTS
+        assert not decline_by_trial(conn, repo, trial)
+        assert rebuild_if_needed(conn, repo, policy=trial) == LISTS
         assert len(sent) == 2  # the trial's, then the repository's
-        assert not decline_by_trial(conn, repo)  # its index is what the rule wants: no trial
+        assert not decline_by_trial(conn, repo, trial)  # the index the rule wants: no trial
         conn.execute(text(f"DROP INDEX {index_name(repo)}"))
-    monkeypatch.setattr(vector_index, "TRIAL_ROWS", 3_000)  # a trial as large as the build
-    with engine.begin() as conn:
-        assert not decline_by_trial(conn, repo)
-    monkeypatch.setattr(vector_index, "TRIAL_ROWS", 1_000)  # a third of the rows: too sparse
-    with engine.begin() as conn:
-        assert not decline_by_trial(conn, repo)
+    with engine.begin() as conn:  # a trial as large as the build
+        assert not decline_by_trial(conn, repo, VectorIndexPolicy(trial_rows=3_000))
+    with engine.begin() as conn:  # a third of the rows: too sparse
+        assert not decline_by_trial(conn, repo, VectorIndexPolicy(trial_rows=1_000))
     assert len(sent) == 2
 
 
+@dataclass(frozen=True)
+class _StarvedTrials(VectorIndexPolicy):
+    """Too little memory for a trial's k-means (15 lists), enough for the build's (30)."""
+
+    def build_memory_mb(self, lists: int, dims: int = 1536) -> int:
+        return 1 if lists <= 15 else super().build_memory_mb(lists, dims)
+
+
 def test_a_trial_that_fails_is_skipped_and_the_build_goes_ahead(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    engine: Engine, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(vector_index, "TRIAL_ROWS", 1_500)
-    memory = vector_index.build_memory_mb
-    # too little memory for the trial's k-means (15 lists), enough for the build's (30)
-    monkeypatch.setattr(
-        vector_index, "build_memory_mb", lambda lists, dims=0: 1 if lists <= 15 else memory(lists)
-    )
+    starved = _StarvedTrials(trial_rows=1_500)
     repo, _ = _seed_repo(engine, random.Random(41), "o/trial-fails")
     with engine.begin() as conn:
-        assert not decline_by_trial(conn, repo)
-        assert rebuild_if_needed(conn, repo) == LISTS  # the same transaction goes on
+        assert not decline_by_trial(conn, repo, starved)
+        assert rebuild_if_needed(conn, repo, policy=starved) == LISTS  # the transaction goes on
     assert "action=vector_index.trial_failed" in caplog.text
     assert "memory required" in caplog.text

@@ -1,10 +1,9 @@
 """Which words a full-text query keeps: the rarer ones, within a budget of matches."""
 
-import pytest
+from dataclasses import replace
 
 from app.db.word_counts import STORED_MIN, WordCounts, needs_count
-from app.retrieval import signals
-from app.retrieval.signals import QUESTION_LIMITS, lexical_query
+from app.retrieval.signals import DIFF_LIMITS, QUESTION_LIMITS, lexical_query
 
 
 def test_a_repository_not_counted_keeps_every_word() -> None:
@@ -37,12 +36,11 @@ def test_a_repository_smaller_than_the_budget_keeps_every_rare_word() -> None:
     assert len(lexical_query([" ".join(f"word{i}" for i in range(40))], counts).split(" | ")) == 40
 
 
-def test_at_most_max_words_are_kept_and_they_are_the_rarest(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(signals, "MAX_LEXICAL_WORDS", 3)
+def test_at_most_max_words_are_kept_and_they_are_the_rarest() -> None:
+    three = replace(DIFF_LIMITS, max_words=3)
     counts = WordCounts(100_000, {"aaa": 90, "bbb": 80, "ccc": 70, "ddd": 60})
-    assert lexical_query(["aaa bbb ccc ddd eee"], counts) == "ccc | ddd | eee"
+    assert lexical_query(["aaa bbb ccc ddd eee"], counts, three) == "ccc | ddd | eee"
+    assert lexical_query(["aaa bbb ccc ddd eee"], limits=three) == "aaa | bbb | ccc"
     assert WordCounts(100_000).chunks("eee") == STORED_MIN
 
 

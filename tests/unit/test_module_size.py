@@ -6,7 +6,6 @@ APP = Path(__file__).resolve().parents[2] / "app"
 LIMIT = 400
 #: Over the limit today, to be split (issue 32); each may shrink, none may grow.
 KNOWN_LONGER = {
-    "db/vector_index.py": 583,
     "cli.py": 513,
     "github/client.py": 436,
     "db/models.py": 461,

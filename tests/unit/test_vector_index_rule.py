@@ -2,15 +2,19 @@ import math
 
 import pytest
 
-from app.db import vector_index
-from app.db.vector_index import (
-    EXACT_MAX_ROWS,
+from app.db.vector_calibration import calibration_query
+from app.db.vector_policy import (
+    DEFAULT_POLICY,
     Calibration,
-    ideal_lists,
-    probes_for,
+    VectorIndexPolicy,
+    nearest_found,
     smallest_probes,
-    wanted_lists,
 )
+from app.db.vector_sql import vector_text
+
+P = DEFAULT_POLICY
+EXACT_MAX_ROWS = P.exact_max_rows
+ideal_lists, probes_for, wanted_lists = P.ideal_lists, P.probes_for, P.wanted_lists
 
 
 @pytest.mark.parametrize(
@@ -35,7 +39,7 @@ def test_probes_scale_with_the_root_of_lists_and_never_exceed_them(lists: int) -
     probes = probes_for(lists)
     assert 1 <= probes <= lists
     if lists >= 100:
-        assert probes == round(vector_index.PROBES_FACTOR * math.sqrt(lists))
+        assert probes == round(P.probes_factor * math.sqrt(lists))
 
 
 def test_small_repositories_are_searched_exactly_and_large_ones_get_an_index() -> None:
@@ -58,8 +62,7 @@ def test_rebuild_only_when_off_by_a_factor_of_two() -> None:
 
 
 def test_build_memory_grows_with_lists_within_bounds() -> None:
-    from app.db.vector_index import build_memory_mb
-
+    build_memory_mb = P.build_memory_mb
     assert build_memory_mb(1) == 128
     assert build_memory_mb(214) > 65  # the failure this guards against: 65 MB needed at 214 lists
     assert build_memory_mb(1000) >= 440
@@ -110,9 +113,9 @@ def test_calibration_stops_once_it_knows_more_than_the_limit_is_needed(
 
 
 def test_an_index_is_kept_up_to_a_third_of_its_lists() -> None:
-    assert vector_index.decline_limit(121) == 40
-    assert vector_index.decline_limit(1000) == 333
-    assert vector_index.decline_limit(2) == 0  # any probe is more than a third of two
+    assert P.decline_limit(121) == 40
+    assert P.decline_limit(1000) == 333
+    assert P.decline_limit(2) == 0  # any probe is more than a third of two
 
 
 @pytest.mark.parametrize(
@@ -129,23 +132,23 @@ def test_an_index_is_kept_up_to_a_third_of_its_lists() -> None:
 def test_an_index_is_declined_when_it_is_not_clearly_faster_than_a_scan(
     probes: int, index_ms: float, exact_ms: float, declined: bool
 ) -> None:
-    assert vector_index.MIN_SPEEDUP == 1.5
+    assert P.min_speedup == 1.5
     found = Calibration(probes, index_ms / 1000, exact_ms / 1000)
     assert found.declines(1000) is declined
 
 
 def test_a_row_as_near_as_the_farthest_exact_neighbour_counts_as_found() -> None:
     exact = [0.1, 0.2, 0.2]  # the exact 3 nearest; more rows may lie at 0.2
-    assert vector_index.nearest_found([0.1, 0.2, 0.2], exact) == 3  # a tie split otherwise
-    assert vector_index.nearest_found([0.1, 0.2, 0.3], exact) == 2
-    assert vector_index.nearest_found([0.1, 0.2, 0.2, 0.2], exact) == 3  # at most all of them
-    assert vector_index.nearest_found([0.1], []) == 0
+    assert nearest_found([0.1, 0.2, 0.2], exact) == 3  # a tie split otherwise
+    assert nearest_found([0.1, 0.2, 0.3], exact) == 2
+    assert nearest_found([0.1, 0.2, 0.2, 0.2], exact) == 3  # at most all of them
+    assert nearest_found([0.1], []) == 0
 
 
 def test_a_calibration_query_is_a_row_pulled_towards_another() -> None:
-    query = vector_index.calibration_query([1.0, 0.0, 0.5], [0.0, 1.0, 0.5])
+    pull = P.calibration_pull
+    query = calibration_query([1.0, 0.0, 0.5], [0.0, 1.0, 0.5], pull)
     values = [float(x) for x in query.strip("[]").split(",")]
-    pull = vector_index.CALIBRATION_PULL
     assert values == pytest.approx([1.0, pull, 0.5 + 0.5 * pull])
 
 
@@ -157,10 +160,19 @@ def test_a_declined_index_waits_until_the_repository_has_doubled() -> None:
 
 
 def test_a_query_vector_is_sent_as_pgvector_text_at_six_significant_digits() -> None:
-    assert vector_index.vector_text([0.5, -0.25, 1e-7, 3]) == "[0.5,-0.25,1e-07,3]"
+    assert vector_text([0.5, -0.25, 1e-7, 3]) == "[0.5,-0.25,1e-07,3]"
     values = [((-1) ** i) * (i + 1) / 7_777 for i in range(1536)]
-    text = vector_index.vector_text(values)
+    text = vector_text(values)
     parsed = [float(x) for x in text.strip("[]").split(",")]
     assert len(parsed) == 1536
     # float16, which the query is cast to, keeps about 3.3 digits; 6 lose nothing of it
     assert all(abs(p - v) <= 5e-6 * abs(v) for p, v in zip(parsed, values, strict=True))
+
+
+def test_a_policy_changes_the_rule_without_touching_the_defaults() -> None:
+    small = VectorIndexPolicy(exact_max_rows=10, rows_per_list=5, decline_share=0.1)
+    assert small.wanted_lists(None, 11) == 2 and P.wanted_lists(None, 11) is None
+    assert small.decline_limit(100) == 10 and P.decline_limit(100) == 33
+    assert Calibration(11, 0.001, 1.0).declines(100, small)
+    assert not Calibration(11, 0.001, 1.0).declines(100)
+    assert VectorIndexPolicy(build_memory_cap_mb=1).build_memory_mb(1000) == 1

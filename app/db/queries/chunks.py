@@ -46,3 +46,16 @@ def analyze_if_changed(conn: Connection, changed_rows: int) -> bool:
         return False
     conn.execute(text("ANALYZE code_chunks"))
     return True
+
+
+def embedded_rows(conn: Connection, repo_id: int) -> int:
+    """The repository's chunks that have a vector."""
+    return int(
+        conn.execute(
+            text(
+                "SELECT count(*) FROM code_chunks WHERE repository_id = :r"
+                " AND embedding IS NOT NULL"
+            ),
+            {"r": repo_id},
+        ).scalar_one()
+    )

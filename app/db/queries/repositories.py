@@ -162,3 +162,20 @@ def enrich_pending(conn: Connection, repo: str) -> bool:
             text("SELECT enrich_pending FROM repositories WHERE full_name = :n"), {"n": repo}
         ).scalar()
     )
+
+
+def vector_index_declined_rows(conn: Connection, repo_id: int) -> int:
+    """The repository's size when its vector index was last declined (0: never)."""
+    return int(
+        conn.execute(
+            text("SELECT vector_index_declined_rows FROM repositories WHERE id = :r"),
+            {"r": repo_id},
+        ).scalar_one()
+    )
+
+
+def record_vector_index_declined(conn: Connection, repo_id: int, rows: int) -> None:
+    conn.execute(
+        text("UPDATE repositories SET vector_index_declined_rows = :n WHERE id = :r"),
+        {"n": rows, "r": repo_id},
+    )
