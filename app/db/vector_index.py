@@ -16,6 +16,7 @@ from contextlib import contextmanager
 
 from sqlalchemy import Connection, text
 
+from app.db.queries import release_session_lock, take_session_lock
 from app.db.queries.chunks import embedded_rows
 from app.db.queries.repositories import vector_index_declined_rows
 from app.db.vector_policy import DEFAULT_POLICY, VectorIndexPolicy
@@ -93,8 +94,7 @@ def build_lock(
     (the deadlock the tests caught). A transaction left open longer than the wait fails
     the build instead of wedging it; the next index run builds again."""
     deadline = time.monotonic() + wait_seconds
-    take = text("SELECT pg_try_advisory_lock(hashtext(:k))")
-    while not conn.execute(take, {"k": BUILD_LOCK}).scalar_one():
+    while not take_session_lock(conn, BUILD_LOCK, wait_seconds=0):
         if time.monotonic() >= deadline:
             raise TimeoutError(
                 f"another vector index build kept the database busy for {wait_seconds:g} s"
@@ -107,7 +107,7 @@ def build_lock(
         yield
     finally:
         conn.execute(text("RESET lock_timeout"))
-        conn.execute(text("SELECT pg_advisory_unlock(hashtext(:k))"), {"k": BUILD_LOCK})
+        release_session_lock(conn, BUILD_LOCK)
 
 
 def rebuild_if_needed(

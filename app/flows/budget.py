@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from datetime import UTC, datetime
 
+from app.db.queries.repositories import repository_id
 from app.db.queries.usage import (
     installation_tokens_today,
     pr_tokens,
@@ -15,7 +16,6 @@ from app.db.queries.usage import (
     set_budget_note,
 )
 from app.forge.protocol import RepoHost
-from app.indexing.store import repository_id
 from app.logs import kv
 from app.review.budget import budget_note, exceeded
 from app.review.config import ReviewConfig

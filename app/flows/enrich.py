@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from app.db.queries import release_session_lock, take_session_lock
 from app.db.queries.chunks import count_chunks, last_chunk_id
-from app.db.queries.repositories import set_enrich_pending
+from app.db.queries.repositories import find_repository, set_enrich_pending
 from app.db.queries.usage import record_usage
 from app.db.word_counts import refresh_word_counts
 from app.indexing.embedder import select_embedder
@@ -26,7 +26,6 @@ from app.indexing.enrichment import Enrichment
 from app.indexing.indexer import upkeep_vector_index
 from app.indexing.report import IndexReport, NoProgress
 from app.indexing.stale import enrichment_progress, is_pending
-from app.indexing.store import find_repository
 from app.indexing.summarizer import HEURISTIC, select_summarizer
 from app.llm.tokens import token_counter
 from app.logs import kv

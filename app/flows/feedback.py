@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import logging
 
+from app.db.queries.repositories import repository_id
 from app.db.queries.review_feedback import FeedbackRow, record_feedback
 from app.flows.findings import count_thumbs, posted_findings
 from app.forge.models import ReviewComment
 from app.forge.protocol import RepoHost
-from app.indexing.store import repository_id
 from app.logs import kv
 from app.review.feedback import finding_of, title_key, title_of, verdict
 from app.runtime import Runtime

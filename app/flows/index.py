@@ -9,7 +9,7 @@ import tempfile
 from collections.abc import Sequence
 
 from app.db.queries.history import newest_mined
-from app.db.queries.repositories import delete_repository, index_state
+from app.db.queries.repositories import delete_repository, index_state, repository_id
 from app.forge.models import ChangedFile
 from app.forge.protocol import ForgeError, RepoHost
 from app.git import GitError, clone_path
@@ -21,7 +21,6 @@ from app.indexing.indexer import Indexer, IndexOptions, IndexReport
 from app.indexing.links import LINK_VERSION
 from app.indexing.report import IndexBusy
 from app.indexing.source_tree import CONFIG_FILE, FileSource
-from app.indexing.store import repository_id
 from app.indexing.summarizer import select_summarizer
 from app.logs import kv
 from app.runtime import Runtime

@@ -16,7 +16,7 @@ from enum import StrEnum
 from sqlalchemy import Connection
 
 from app.db.queries import lock_until_commit
-from app.db.queries.repositories import indexed_commit
+from app.db.queries.repositories import indexed_commit, repository_id
 from app.db.queries.review_feedback import rejected_findings
 from app.db.queries.reviews import (
     add_review_tokens,
@@ -38,7 +38,6 @@ from app.forge.models import InlineComment, PullRequest
 from app.forge.protocol import ForgeError, RepoHost
 from app.indexing.embedder import select_embedder
 from app.indexing.source_tree import CONFIG_FILE
-from app.indexing.store import repository_id
 from app.llm.client import make_openai_client
 from app.llm.fences import fence_for
 from app.llm.prices import model_prices

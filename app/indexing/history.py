@@ -32,11 +32,11 @@ from app.db.queries.history import (
     set_history_head,
     store_change_sets,
 )
+from app.db.queries.repositories import repository_id
 from app.git import ChangedLines, GitError, LocalRepo, LoggedCommit
 from app.indexing.files import changed_chunks, parse_file, skip_reason
 from app.indexing.languages import LANGUAGES, detect_language
 from app.indexing.report import HistoryReport, IndexBusy
-from app.indexing.store import repository_id
 from app.logs import kv
 
 log = logging.getLogger(__name__)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from sqlalchemy import Engine, text
 
+from app.db.queries.repositories import find_repository
 from app.errors import ConfigError
 from app.git import GitError, LocalRepo
 from app.indexing import store
@@ -26,7 +27,7 @@ def indexed_file_reader(engine: Engine, repo: str) -> IndexedReader:
     file. Raises ``ConfigError`` when the repository is not indexed, or when the tree it
     was indexed from is gone or has changed that file since."""
     with engine.connect() as conn:
-        repo_id = store.find_repository(conn, repo)
+        repo_id = find_repository(conn, repo)
         if repo_id is None:
             raise ConfigError(f"repository {repo!r} is not indexed; run `reviewbot index` first")
         known = store.known_files(conn, repo_id)

@@ -26,7 +26,12 @@ from sqlalchemy import Engine
 from app.db.queries import release_session_lock, take_session_lock
 from app.db.queries.chunks import analyze_if_changed, count_chunks, last_chunk_id
 from app.db.queries.index_runs import record_index_run
-from app.db.queries.repositories import mark_indexed, set_enrich_pending
+from app.db.queries.repositories import (
+    find_repository,
+    mark_indexed,
+    repository_id,
+    set_enrich_pending,
+)
 from app.db.queries.usage import record_usage
 from app.db.vector_calibration import calibrate_if_needed, decline_by_trial
 from app.db.vector_index import build_lock, rebuild_if_needed
@@ -118,9 +123,9 @@ class Indexer:
         with self._repository_lock():
             with self.engine.begin() as conn:
                 self._repo_id = (
-                    store.find_repository(conn, self.repo)
+                    find_repository(conn, self.repo)
                     if self.options.estimate
-                    else store.repository_id(conn, self.repo)
+                    else repository_id(conn, self.repo)
                 )
                 known = store.known_files(conn, self._repo_id) if self._repo_id else {}
                 last_id_before = last_chunk_id(conn)

@@ -13,7 +13,7 @@ from pgvector.psycopg import register_vector
 from sqlalchemy import Connection, bindparam, delete, func, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from app.db.models import CodeChunk, Repository, SourceFile
+from app.db.models import CodeChunk, SourceFile
 from app.indexing.chunks import Chunk
 from app.indexing.identifiers import split_identifier
 from app.indexing.links import LINK_VERSION, Link
@@ -74,32 +74,6 @@ class NewChunk:
     embedding: list[float] | None
     embedding_model: str
     token_count: int
-
-
-def repository_id(
-    conn: Connection,
-    full_name: str,
-    *,
-    installation_id: int | None = None,
-    default_branch: str | None = None,
-) -> int:
-    """The id of ``full_name``, created on first use; GitHub fields given are recorded."""
-    row = conn.execute(
-        text(
-            "INSERT INTO repositories (full_name, installation_id, default_branch)"
-            " VALUES (:n, :i, :b) ON CONFLICT (full_name) DO UPDATE SET"
-            " installation_id = coalesce(excluded.installation_id, repositories.installation_id),"
-            " default_branch = coalesce(excluded.default_branch, repositories.default_branch),"
-            " updated_at = now() RETURNING id"
-        ),
-        {"n": full_name, "i": installation_id, "b": default_branch},
-    ).scalar_one()
-    return int(row)
-
-
-def find_repository(conn: Connection, full_name: str) -> int | None:
-    found = conn.execute(select(Repository.id).where(Repository.full_name == full_name)).scalar()
-    return int(found) if found is not None else None
 
 
 def known_files(conn: Connection, repo_id: int) -> dict[str, KnownFile]:

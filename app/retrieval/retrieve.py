@@ -11,12 +11,11 @@ import openai
 from sqlalchemy import Engine
 
 from app.config import Settings
-from app.db.queries.repositories import enrich_pending
+from app.db.queries.repositories import enrich_pending, find_repository
 from app.diff.changed import ChangedFunction
 from app.diff.parse import FileDiff
 from app.indexing.embedder import Embedder, EmbeddingError, EmbeddingUsage
 from app.indexing.stale import configured_progress
-from app.indexing.store import find_repository
 from app.llm.client import make_openai_client
 from app.llm.tokens import token_counter
 from app.logs import kv

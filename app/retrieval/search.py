@@ -7,11 +7,11 @@ from dataclasses import asdict, dataclass
 
 from sqlalchemy import Connection, Engine, text
 
+from app.db.queries.repositories import find_repository
 from app.db.vector_index import set_probes
 from app.db.vector_sql import cosine_distance, vector_text
 from app.errors import ReviewbotError
 from app.indexing.embedder import Embedder, EmbeddingUsage
-from app.indexing.store import find_repository
 
 DISTANCE = cosine_distance("embedding", "CAST(:q AS vector)")
 #: A row of repository :r with a vector of model :m, not among the ids :ex (alias ``c``).

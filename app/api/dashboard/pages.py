@@ -17,12 +17,11 @@ from app.api.deps import EngineDep, SettingsDep
 from app.db.queries.chunks import chunk_code
 from app.db.queries.index_runs import index_run_page
 from app.db.queries.jobs import STATUSES, job_counts, job_page
-from app.db.queries.repositories import repository, repository_page, totals
+from app.db.queries.repositories import find_repository, repository, repository_page, totals
 from app.db.queries.reviews import review_counts, review_page
 from app.db.queries.usage import daily_usage, installations_today, top_pull_requests
 from app.errors import ReviewbotError
 from app.indexing.embedder import select_embedder
-from app.indexing.store import find_repository
 from app.llm.prices import model_prices
 from app.retrieval.search import search
 

@@ -179,3 +179,32 @@ def record_vector_index_declined(conn: Connection, repo_id: int, rows: int) -> N
         text("UPDATE repositories SET vector_index_declined_rows = :n WHERE id = :r"),
         {"n": rows, "r": repo_id},
     )
+
+
+def repository_id(
+    conn: Connection,
+    full_name: str,
+    *,
+    installation_id: int | None = None,
+    default_branch: str | None = None,
+) -> int:
+    """The id of ``full_name``, created on first use; the host's fields given are recorded."""
+    row = conn.execute(
+        text(
+            "INSERT INTO repositories (full_name, installation_id, default_branch)"
+            " VALUES (:n, :i, :b) ON CONFLICT (full_name) DO UPDATE SET"
+            " installation_id = coalesce(excluded.installation_id, repositories.installation_id),"
+            " default_branch = coalesce(excluded.default_branch, repositories.default_branch),"
+            " updated_at = now() RETURNING id"
+        ),
+        {"n": full_name, "i": installation_id, "b": default_branch},
+    ).scalar_one()
+    return int(row)
+
+
+def find_repository(conn: Connection, full_name: str) -> int | None:
+    """The id of ``full_name``, or None when it was never indexed."""
+    found = conn.execute(
+        text("SELECT id FROM repositories WHERE full_name = :n"), {"n": full_name}
+    ).scalar()
+    return int(found) if found is not None else None
