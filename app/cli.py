@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
-from app.config import Settings, load_settings
+from app.cli_admin import config_cli, doctor, err, feedback_cli, out, settings_from_env, setup
+from app.config import Settings
 from app.errors import ConfigError, ReviewbotError
 
 if TYPE_CHECKING:
@@ -28,74 +28,10 @@ cli = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
 
-
-config_cli = typer.Typer(help="Check a .reviewbot.toml.", no_args_is_help=True)
+# set-up and upkeep: app/cli_admin.py
 cli.add_typer(config_cli, name="config")
-
-
-@config_cli.command("check")
-def config_check(
-    path: Annotated[
-        Path, typer.Argument(help="The file, or a folder holding .reviewbot.toml")
-    ] = Path(".reviewbot.toml"),
-) -> None:
-    """Validate a .reviewbot.toml (its \\[index] and \\[review] tables) as the bot
-    would read it."""
-    from app.review.config import check_config
-
-    if path.is_dir():
-        path = path / ".reviewbot.toml"
-    if not path.is_file():
-        raise ConfigError(f"{path} does not exist")
-    for line in check_config(path.read_text(encoding="utf-8", errors="replace"), str(path)):
-        out.print(line, markup=False)
-    out.print(f"{path}: ok", markup=False)
-
-
-feedback_cli = typer.Typer(
-    help="What reviewbot learned from reactions to its comments.", no_args_is_help=True
-)
 cli.add_typer(feedback_cli, name="feedback")
-
-
-@feedback_cli.command("list")
-def feedback_list(
-    repo: Annotated[str, typer.Option(help="Repository, owner/name")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON")] = False,
-) -> None:
-    """The bot's comments people reacted to or resolved, and the verdict on each."""
-    from app.cli_render import feedback_table
-    from app.db.engine import open_database
-    from app.db.queries.review_feedback import feedback_of
-
-    with open_database(_settings()) as opened, opened.engine.connect() as conn:
-        rows = feedback_of(conn, repo)
-    if as_json:
-        print(json.dumps([vars(r) for r in rows], indent=2))
-    else:
-        out.print(feedback_table(repo, rows))
-
-
-@feedback_cli.command("forget")
-def feedback_forget(repo: Annotated[str, typer.Option(help="Repository, owner/name")]) -> None:
-    """Clear what was learned in a repository: rejected findings may be raised again."""
-    from app.db.engine import open_database
-    from app.db.queries.review_feedback import forget_feedback
-
-    with open_database(_settings()) as opened, opened.engine.begin() as conn:
-        forgotten = forget_feedback(conn, repo)
-    out.print(f"{repo}: forgot feedback on {forgotten} comment(s)", markup=False)
-
-
-def _settings() -> Settings:
-    from app.logs import configure_logging
-
-    settings = load_settings()
-    configure_logging(settings)
-    return settings
 
 
 @cli.command()
@@ -104,7 +40,7 @@ def migrate() -> None:
     from app.db import migrate as migrations
     from app.db.engine import open_database
 
-    with open_database(_settings()) as opened:
+    with open_database(settings_from_env()) as opened:
         revision = migrations.current_revision(opened.engine)
         out.print(f"database {opened.target.display} is at revision {revision}")
 
@@ -116,7 +52,7 @@ def db() -> None:
     from app.db import migrate as migrations
     from app.db.engine import open_database
 
-    with open_database(_settings(), migrate=False) as opened:
+    with open_database(settings_from_env(), migrate=False) as opened:
         revision = migrations.current_revision(opened.engine)
     out.print(database_table(opened, revision, migrations.head_revision()))
 
@@ -132,7 +68,7 @@ def serve(
     from app.api.main import create_app
     from app.db.engine import open_database
 
-    settings = _settings()
+    settings = settings_from_env()
     _check_github_app(settings)
     host, port = host or settings.host, port or settings.port
     with open_database(settings) as opened:
@@ -150,7 +86,8 @@ def serve(
 
 def _check_github_app(settings: Settings) -> None:
     """Refuse to start with App credentials GitHub would refuse (one ``error:`` line)."""
-    from app.github.client import GitHubApp, check_app_credentials, verify_app_identity
+    from app.github.client import GitHubApp
+    from app.github.credentials import check_app_credentials, verify_app_identity
 
     check_app_credentials(settings)
     if settings.github_app_configured:
@@ -172,87 +109,8 @@ def _exit_on_signal(signum: int, frame: object) -> None:
     os._exit(128 + signum)
 
 
-@cli.command()
-def setup(
-    public_url: Annotated[
-        str, typer.Option(help="Where GitHub will reach `reviewbot serve` (https://...)")
-    ],
-    org: Annotated[
-        str | None, typer.Option(help="Create the App for this organisation (default: you)")
-    ] = None,
-    name: Annotated[str, typer.Option(help="The App's name on GitHub")] = "reviewbot",
-    env_file: Annotated[
-        Path, typer.Option(help="Credentials file to write (0600); the key goes beside it")
-    ] = Path(".env"),
-    force: Annotated[bool, typer.Option("--force", help="Replace credentials there")] = False,
-    host: Annotated[str, typer.Option(help="Serve the set-up page on this address")] = (
-        "127.0.0.1"
-    ),
-    port: Annotated[int, typer.Option(min=0, max=65535, help="...and port (0: any)")] = 8000,
-    page_url: Annotated[
-        str | None, typer.Option(help="The page's address in a browser, if not host:port")
-    ] = None,
-    github_url: Annotated[
-        str, typer.Option(help="GitHub's API (GitHub Enterprise: https://HOST/api/v3)")
-    ] = "https://api.github.com",
-    browser: Annotated[bool, typer.Option(help="Open the page in a browser")] = True,
-) -> None:
-    """Create the GitHub App in one click (GitHub's manifest flow) and write its
-    credentials where `serve` reads them."""
-    import webbrowser
-
-    from app.flows.setup import SetupRequest, run_setup
-
-    if not public_url.startswith(("https://", "http://")):
-        raise ConfigError(f"--public-url {public_url!r} is not an http(s) address")
-    request = SetupRequest(
-        api_url=github_url.rstrip("/"),
-        public_url=public_url,
-        env_file=env_file,
-        name=name,
-        organization=org,
-        force=force,
-    )
-
-    def ready(url: str) -> None:
-        out.print(f"Open {url} and press the button to create the App on GitHub.", markup=False)
-        if browser:
-            webbrowser.open(url)
-
-    done = run_setup(request, host, port, ready, page_url=page_url)
-    out.print(
-        f"Created the GitHub App {done.app.slug or done.app.id} (id {done.app.id}); wrote "
-        f"{done.env_file} and {done.key_file} (readable by you only).",
-        markup=False,
-    )
-    if done.app.html_url:
-        out.print(f"Install it: {done.app.html_url}/installations/new", markup=False)
-    start = "" if env_file == Path(".env") else f"REVIEWBOT_ENV_FILE={env_file} "
-    out.print(f"Start with: {start}reviewbot serve", markup=False)
-
-
-@cli.command()
-def doctor(
-    as_json: Annotated[bool, typer.Option("--json", help="Print the checks as JSON")] = False,
-) -> None:
-    """Check the whole installation: database, queue, App, webhooks, models, disk."""
-    from app.db.engine import open_database
-    from app.flows.doctor import Check, checks_json, run_checks
-
-    settings = _settings()
-    try:
-        with open_database(settings, migrate=False) as opened:
-            checks = run_checks(settings, opened.engine, opened.target.embedded)
-    except ReviewbotError as exc:  # no database: say so, and check the rest
-        checks = [Check("database", False, str(exc), "set DATABASE_URL, or unset it")]
-        checks += [c for c in run_checks(settings, None, False) if c.name != "database"]
-    if as_json:
-        print(json.dumps(checks_json(checks), indent=2))
-    else:
-        for check in checks:
-            out.print(check.line(), markup=False)
-    if not all(c.ok for c in checks):
-        raise typer.Exit(1)
+cli.command()(setup)
+cli.command()(doctor)
 
 
 @cli.command()
@@ -265,7 +123,7 @@ def worker() -> None:
     from app.jobs.queue import work_until_signalled
     from app.runtime import Runtime
 
-    settings = _settings()
+    settings = settings_from_env()
     _check_github_app(settings)
     with open_database(settings) as opened:
         out.print(f"reviewbot worker using {opened.target.display}")
@@ -291,7 +149,7 @@ def index(
     from app.indexing.indexer import Indexer, IndexOptions
     from app.indexing.summarizer import select_summarizer
 
-    settings = _settings()
+    settings = settings_from_env()
     root = path.resolve()
     name = repo or root.name
     embedder = select_embedder(settings)
@@ -356,7 +214,7 @@ def search(
     from app.indexing.embedder import select_embedder
     from app.retrieval.search import search as run_search
 
-    settings = _settings()
+    settings = settings_from_env()
     embedder = select_embedder(settings)
     _note_hash_embedder(settings, embedder.model, as_json)
     with open_database(settings) as opened:
@@ -392,7 +250,7 @@ def context(
     from app.indexing.embedder import select_embedder
     from app.retrieval.retrieve import retrieve_context
 
-    settings = _settings()
+    settings = settings_from_env()
     try:
         diffs = parse_diff(diff.read_bytes())
     except OSError as exc:
@@ -439,7 +297,7 @@ def review(
     from app.review.local import review_local
     from app.review.pipeline import run_review
 
-    settings = _settings()
+    settings = settings_from_env()
     embedder = select_embedder(settings)
     llm = make_openai_client(settings, "review") if settings.model_configured("review") else None
     _note_hash_embedder(settings, embedder.model, as_json)

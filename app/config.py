@@ -191,6 +191,9 @@ class Settings(BaseSettings):
     # how many are kept (0 days: no history is fetched or mined)
     history_days: float = Field(default=730.0, ge=0)
     history_max_commits: int = Field(default=2000, ge=1)
+    # an App index run makes summaries and vectors itself only for this many rows (a push,
+    # a small repository); more are left to the enrich_repository job
+    index_inline_enrich_max: int = Field(default=200, ge=0)
     # gitignore-style patterns of paths that rank after code: tests, docs, examples, CI, config
     retrieval_secondary_paths: Annotated[tuple[str, ...], NoDecode] = SECONDARY_PATHS
     retrieval_llm_queries: bool = False

@@ -6,9 +6,9 @@ and every chunk a query matches is fetched and ranked: on zod a full-text query 
 40 words matched 8,000 of its 12,131 chunks, and ranking them was most of a review's
 database time. Knowing each word's count, a query keeps its rarer words and a bounded
 number of matches. The counts come from ``ts_stat`` in the index run, again only when
-the repository's chunk count has moved by more than ``RECOUNT_CHANGE`` since the last
-count. Only words in more than ``STORED_MIN`` chunks are stored (``repository_words``);
-any other word is taken to be in ``STORED_MIN``.
+the repository's chunk count has moved by more than ``recount_change`` since the last
+count. Only words in more than ``stored_min`` chunks are stored (``repository_words``);
+any other word is taken to be in ``stored_min`` (``WordCountPolicy``).
 """
 
 from __future__ import annotations
@@ -18,12 +18,20 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import Connection, text
 
-#: Repositories smaller than this are not counted: every query keeps every word.
-MIN_CHUNKS = 1000
-#: Words in at most this many chunks are not stored.
-STORED_MIN = 20
-#: Count again once the chunk count has changed by this share.
-RECOUNT_CHANGE = 0.1
+
+@dataclass(frozen=True)
+class WordCountPolicy:
+    #: repositories smaller than this are not counted: every query keeps every word
+    min_chunks: int = 1000
+    #: words in at most this many chunks are not stored
+    stored_min: int = 20
+    #: count again once the chunk count has changed by this share
+    recount_change: float = 0.1
+
+
+DEFAULT_POLICY = WordCountPolicy()
+#: Words in at most this many chunks are not stored (the default policy's).
+STORED_MIN = DEFAULT_POLICY.stored_min
 
 
 @dataclass(frozen=True)
@@ -36,29 +44,37 @@ class WordCounts:
     counts: Mapping[str, int] = field(default_factory=dict)
     documents: int = 0
     average_length: float = 0.0
+    stored_min: int = STORED_MIN  # a word not stored is in at most this many chunks
 
     def chunks(self, word: str) -> int:
-        return self.counts.get(word, STORED_MIN)
+        return self.counts.get(word, self.stored_min)
 
 
 #: A repository whose words were not counted (a small one).
 NOT_COUNTED = WordCounts()
 
 
-def needs_count(total: int, counted_at: int) -> bool:
-    if total < MIN_CHUNKS:
+def needs_count(total: int, counted_at: int, policy: WordCountPolicy = DEFAULT_POLICY) -> bool:
+    if total < policy.min_chunks:
         return counted_at != 0
-    return counted_at == 0 or abs(total - counted_at) > RECOUNT_CHANGE * counted_at
+    return counted_at == 0 or abs(total - counted_at) > policy.recount_change * counted_at
 
 
-def refresh_word_counts(conn: Connection, repo_id: int, total: int, force: bool = False) -> None:
+def refresh_word_counts(
+    conn: Connection,
+    repo_id: int,
+    total: int,
+    force: bool = False,
+    policy: WordCountPolicy = DEFAULT_POLICY,
+) -> None:
     """Count the repository's words again if its size moved enough (``force``: whatever
     it did, as after its summaries, which are searched too, were all replaced)."""
     counted_at, documents = conn.execute(
         text("SELECT words_counted_at, search_chunks FROM repositories WHERE id = :r"),
         {"r": repo_id},
     ).one()
-    if force or (documents != total and (total < MIN_CHUNKS or needs_count(total, counted_at))):
+    small = total < policy.min_chunks
+    if force or (documents != total and (small or needs_count(total, counted_at, policy))):
         conn.execute(
             text(
                 "UPDATE repositories SET search_chunks = :t, search_avg_words = coalesce("
@@ -67,26 +83,32 @@ def refresh_word_counts(conn: Connection, repo_id: int, total: int, force: bool 
             ),
             {"t": total, "r": repo_id},
         )
-    if not force and not needs_count(total, counted_at):
+    if not force and not needs_count(total, counted_at, policy):
         return
     conn.execute(text("DELETE FROM repository_words WHERE repository_id = :r"), {"r": repo_id})
-    if total >= MIN_CHUNKS:
+    if not small:
         conn.execute(
             text(
                 "INSERT INTO repository_words (repository_id, word, chunks)"
                 " SELECT :r, word, ndoc FROM ts_stat(format('SELECT search_tsv FROM code_chunks"
                 " WHERE repository_id = %s', CAST(:r AS bigint))) WHERE ndoc > :n"
             ),
-            {"r": repo_id, "n": STORED_MIN},
+            {"r": repo_id, "n": policy.stored_min},
         )
     conn.execute(
         text("UPDATE repositories SET words_counted_at = :t WHERE id = :r"),
-        {"t": total if total >= MIN_CHUNKS else 0, "r": repo_id},
+        {"t": 0 if small else total, "r": repo_id},
     )
 
 
-def word_counts(conn: Connection, repo_id: int, words: Collection[str]) -> WordCounts:
-    """The counts of ``words`` in the repository's chunks, in one statement."""
+def word_counts(
+    conn: Connection,
+    repo_id: int,
+    words: Collection[str],
+    policy: WordCountPolicy = DEFAULT_POLICY,
+) -> WordCounts:
+    """The counts of ``words`` in the repository's chunks, in one statement (counted under
+    ``policy``, as the index run that counted them)."""
     rows = conn.execute(
         text(
             "SELECT r.words_counted_at, r.search_chunks, r.search_avg_words, w.word, w.chunks"
@@ -99,4 +121,4 @@ def word_counts(conn: Connection, repo_id: int, words: Collection[str]) -> WordC
         return NOT_COUNTED
     counted_at, documents, average = rows[0][:3]
     counts = {word: n for *_, word, n in rows if word is not None} if counted_at else {}
-    return WordCounts(counted_at, counts, documents, float(average))
+    return WordCounts(counted_at, counts, documents, float(average), policy.stored_min)

@@ -5,8 +5,7 @@ tiny requests (a one-word answer and one embedding)."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,45 +13,33 @@ import openai
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 
+from app.checks import Check
 from app.config import ModelRole, Settings
 from app.db import migrate
 from app.db.engine import first_line, read_server_info
 from app.db.models import EMBEDDING_DIMS
 from app.db.queue_health import queue_health
 from app.errors import ReviewbotError
-from app.github.client import GitHubApp, GitHubError, check_app_credentials
 from app.indexing.embedder import HASH_MODEL, EmbeddingUsage, select_embedder
 from app.llm.client import describe_model_failure, make_openai_client
 from app.review.model import FORMATS
 
 #: Free space under the data directory below which the check fails.
 MIN_FREE_BYTES = 2 * 1024**3
-#: Deliveries looked at, newest first.
-RECENT_DELIVERIES = 30
 
 
-@dataclass(frozen=True)
-class Check:
-    name: str
-    ok: bool
-    detail: str
-    fix: str = ""
-
-    def as_json(self) -> dict[str, object]:
-        return asdict(self)
-
-    def line(self) -> str:
-        said = f"{'ok  ' if self.ok else 'FAIL'} {self.name}: {self.detail}"
-        return said + (f" -> {self.fix}" if self.fix and not self.ok else "")
-
-
-def run_checks(settings: Settings, engine: Engine | None, embedded: bool) -> list[Check]:
-    """Every check, in order; one that cannot run says why instead of stopping the rest."""
+def run_checks(
+    settings: Settings,
+    engine: Engine | None,
+    embedded: bool,
+    host: Sequence[Callable[[], Check]] = (),
+) -> list[Check]:
+    """Every check, in order (``host``: the code host's, such as the GitHub App's and its
+    webhooks'); one that cannot run says why instead of stopping the rest."""
     checks: list[Callable[[], Check]] = [
         lambda: database(engine),
         lambda: queue(engine, settings),
-        lambda: github_app(settings),
-        lambda: webhooks(settings),
+        *host,
         lambda: review_model(settings),
         lambda: summary_model(settings),
         lambda: embeddings(settings),
@@ -106,62 +93,6 @@ def queue(engine: Engine | None, settings: Settings) -> Check:
     if health.oldest_runnable_seconds > settings.ready_max_job_age_seconds:
         return Check("job queue", False, detail, "run more workers, or look for a stuck job")
     return Check("job queue", True, detail)
-
-
-def github_app(settings: Settings) -> Check:
-    if not settings.github_app_configured:
-        return Check(
-            "GitHub App",
-            False,
-            "not configured",
-            "run `reviewbot setup`, or set GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY_PATH",
-        )
-    check_app_credentials(settings)
-    app = GitHubApp(settings)
-    try:
-        me = app.app_call("GET", "/app").json()
-        installations = app.app_call("GET", "/app/installations", params={"per_page": 100})
-    except GitHubError as exc:
-        fix = "check GITHUB_APP_ID and the key" if exc.status in (401, 403, 404) else ""
-        return Check("GitHub App", False, str(exc), fix or "check GITHUB_API_URL and the network")
-    count = len(installations.json())
-    detail = f"{me.get('slug') or me.get('name')} (id {me.get('id')}), {count} installation(s)"
-    if not count:
-        return Check("GitHub App", False, detail, "install the App on a repository")
-    return Check("GitHub App", True, detail)
-
-
-def webhooks(settings: Settings) -> Check:
-    if settings.github_webhook_secret is None:
-        return Check("webhooks", False, "GITHUB_WEBHOOK_SECRET is not set", "set it")
-    if not settings.github_app_configured:
-        return Check("webhooks", False, "no App to ask", "configure the App first")
-    app = GitHubApp(settings)
-    try:
-        listed = app.app_call(
-            "GET", "/app/hook/deliveries", params={"per_page": RECENT_DELIVERIES}
-        ).json()
-    except GitHubError as exc:
-        return Check("webhooks", False, str(exc), "check the App's webhook settings")
-    if not listed:
-        return Check(
-            "webhooks",
-            False,
-            "GitHub has delivered nothing yet",
-            "open a pull request, or check the App's webhook URL",
-        )
-    failed = [d for d in listed if not 200 <= int(d.get("status_code") or 0) < 300]
-    codes = sorted({str(d.get("status_code")) for d in failed})
-    detail = f"{len(listed) - len(failed)} of the last {len(listed)} deliveries answered 2xx"
-    if failed:
-        return Check(
-            "webhooks",
-            False,
-            f"{detail}; others answered {', '.join(codes)}",
-            "0 means GitHub could not reach the webhook URL; 401: GITHUB_WEBHOOK_SECRET differs"
-            " from the App's; 503: the database was down",
-        )
-    return Check("webhooks", True, detail)
 
 
 def review_model(settings: Settings) -> Check:

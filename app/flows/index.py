@@ -27,12 +27,6 @@ from app.runtime import Runtime
 
 log = logging.getLogger(__name__)
 INDEX_LOCK_WAIT_SECONDS = 600.0
-#: An index run leaves its model work to the background job (app/flows/enrich.py) unless
-#: the repository has at most this many rows to summarise and embed (a push, a small
-#: repository): those are done at once, in about the time of one review.
-INLINE_ENRICH_MAX = 200
-#: GitHub lists at most this many files in a comparison: a list this long may be cut.
-COMPARE_MAX_FILES = 300
 
 
 def index_at(run: Runtime, api: RepoHost, repo: str, ref: str, full: bool = False) -> IndexReport:
@@ -64,7 +58,8 @@ def _index(run: Runtime, repo: str, ref: str, source: FileSource) -> IndexReport
         options=IndexOptions(
             lock_wait_seconds=INDEX_LOCK_WAIT_SECONDS,
             enrich=False,
-            inline_enrich_max=INLINE_ENRICH_MAX,
+            # a push's few rows are done at once, in about the time of one review
+            inline_enrich_max=run.settings.index_inline_enrich_max,
         ),
     ).run()
     log.info(
@@ -99,7 +94,7 @@ def changes_since(run: Runtime, api: RepoHost, repo: str, ref: str) -> ChangedFi
     if compared is None or compared.status not in {"ahead", "identical"}:
         return None
     files = compared.files
-    if len(files) >= COMPARE_MAX_FILES:
+    if not compared.complete:
         return None
     changed, removed = changed_paths(files, undo=backwards)
     if CONFIG_FILE in changed or CONFIG_FILE in removed:

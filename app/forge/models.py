@@ -105,10 +105,12 @@ class ChangedFile:
 @dataclass(frozen=True)
 class Comparison:
     """Two commits compared: ``status`` says how ``head`` stands to ``base`` (ahead,
-    behind, identical, diverged); ``files`` what changed between them."""
+    behind, identical, diverged); ``files`` what changed between them, all of it unless
+    ``complete`` is False (the host cuts long lists)."""
 
     status: str
     files: tuple[ChangedFile, ...]
+    complete: bool = True
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,6 @@ Every call has a timeout; one client is kept per installation.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import IO, Any
 from urllib.parse import quote
 
@@ -83,32 +82,6 @@ def retry_decision(exc: GitHubException, count: int) -> RetryOption:
     return RetryOption(False)
 
 
-def check_app_credentials(settings: Settings) -> None:
-    """Refuse at start-up a half-configured App or a private key that cannot sign a JWT
-    (``ConfigError``), instead of failing every job later. Nothing configured is fine:
-    the CLI and a webhook-less ``serve`` need no App."""
-    key = settings.github_private_key()
-    if settings.github_app_id is None and key is None:
-        return
-    if settings.github_app_id is None or key is None:
-        raise ConfigError("set both GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY(_PATH), or neither")
-    import time
-
-    import jwt
-
-    now = int(time.time())
-    try:
-        jwt.encode(
-            {"iat": now - 60, "exp": now + 60, "iss": str(settings.github_app_id)},
-            key.get_secret_value(),
-            algorithm="RS256",
-        )
-    except (ValueError, TypeError, jwt.PyJWTError):
-        raise ConfigError(
-            "GITHUB_APP_PRIVATE_KEY is not a usable RSA private key (PEM, as GitHub gives it)"
-        ) from None
-
-
 def call(
     gh: GitHub[Any], method: str, path: str, shown: str | None = None, **kwargs: Any
 ) -> httpx.Response:
@@ -122,22 +95,6 @@ def call(
     except httpx.HTTPError as exc:
         raise GitHubError(f"GitHub {method} {shown} failed: {type(exc).__name__}") from None
     return response.raw_response
-
-
-def verify_app_identity(app: GitHubApp) -> str | None:
-    """Ask GitHub who the App is (``GET /app`` with its JWT). A refusal means a wrong App
-    id or key: ``ConfigError``. An unreachable GitHub is not a configuration error; the
-    reason is returned for a warning and jobs retry later."""
-    try:
-        app.app_call("GET", "/app")
-    except GitHubError as exc:
-        if exc.status in (401, 403, 404):
-            raise ConfigError(
-                f"GitHub refused the App's credentials (HTTP {exc.status}):"
-                " check GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY"
-            ) from None
-        return str(exc)
-    return None
 
 
 class SharedTransport(httpx.HTTPTransport):
@@ -232,7 +189,7 @@ class RepoApi:
         except GitHubError as exc:
             if exc.status != 406:
                 raise
-        return files_to_diff(self._paginate(f"/pulls/{number}/files"))
+        return records.files_to_diff(self._paginate(f"/pulls/{number}/files"))
 
     def compare_diff(self, base: str, head: str) -> bytes:
         return self._call("GET", f"/compare/{base}...{head}", headers=DIFF).content
@@ -401,36 +358,3 @@ class RepoApi:
             if len(batch) < 100:
                 break
         return items
-
-
-def web_url(api_url: str) -> str:
-    """The web address of a GitHub API's host: api.github.com -> github.com; GitHub
-    Enterprise's ``https://host/api/v3`` -> ``https://host``."""
-    url = api_url.rstrip("/")
-    if url == "https://api.github.com":
-        return "https://github.com"
-    return url.removesuffix("/api/v3")
-
-
-def permalinks(api_url: str, repo: str, commit: str) -> Callable[[str, int, int], str]:
-    """``link(path, start, end)``: lines of a file at ``commit`` on GitHub's web UI."""
-    base = f"{web_url(api_url)}/{repo}/blob/{commit}/"
-    return lambda path, start, end: f"{base}{quote(path)}#L{start}-L{end}"
-
-
-def files_to_diff(files: list[dict[str, Any]]) -> bytes:
-    """A unified diff from the pull request files endpoint (its ``patch`` fields)."""
-    parts = []
-    for f in files:
-        new, old = f["filename"], f.get("previous_filename") or f["filename"]
-        header = f"diff --git a/{old} b/{new}\n"
-        if f.get("status") == "renamed" and old != new:
-            header += f"rename from {old}\nrename to {new}\n"
-        patch = f.get("patch")
-        if patch is None:
-            parts.append(header + f"Binary files a/{old} and b/{new} differ\n")
-            continue
-        source = "/dev/null" if f.get("status") == "added" else f"a/{old}"
-        target = "/dev/null" if f.get("status") == "removed" else f"b/{new}"
-        parts.append(f"{header}--- {source}\n+++ {target}\n{patch}\n")
-    return "".join(parts).encode()

@@ -11,8 +11,9 @@ from pathlib import Path
 
 from app.config import Settings
 from app.git import LocalRepo
-from app.github.client import GitHubApp, RepoApi, permalinks, web_url
+from app.github.client import GitHubApp, RepoApi
 from app.github.git_fetch import fetch_branch
+from app.github.urls import permalinks, web_url
 
 
 class GitHubHost:

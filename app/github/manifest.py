@@ -20,7 +20,8 @@ from typing import Any
 import httpx
 
 from app.errors import ConfigError
-from app.github.client import TIMEOUT, GitHubError, web_url
+from app.github.client import TIMEOUT, GitHubError
+from app.github.urls import web_url
 
 #: What reviewbot needs (README, "Set up the GitHub App").
 PERMISSIONS = {

@@ -74,12 +74,16 @@ def reaction(data: dict[str, Any]) -> Reaction:
     return Reaction(str(data.get("content") or ""), author(data))
 
 
+#: GitHub lists at most this many files in a comparison: a list this long may be cut.
+COMPARE_MAX_FILES = 300
+
+
 def comparison(data: dict[str, Any]) -> Comparison:
     files = tuple(
         ChangedFile(str(f["filename"]), str(f.get("status") or ""), f.get("previous_filename"))
         for f in data.get("files") or []
     )
-    return Comparison(str(data.get("status") or ""), files)
+    return Comparison(str(data.get("status") or ""), files, len(files) < COMPARE_MAX_FILES)
 
 
 def inline_comment(posted: InlineComment) -> dict[str, Any]:
@@ -93,3 +97,21 @@ def inline_comment(posted: InlineComment) -> dict[str, Any]:
     if posted.start_line is not None:
         data.update(start_line=posted.start_line, start_side="RIGHT")
     return data
+
+
+def files_to_diff(files: list[dict[str, Any]]) -> bytes:
+    """A unified diff from the pull request files endpoint (its ``patch`` fields)."""
+    parts = []
+    for f in files:
+        new, old = f["filename"], f.get("previous_filename") or f["filename"]
+        header = f"diff --git a/{old} b/{new}\n"
+        if f.get("status") == "renamed" and old != new:
+            header += f"rename from {old}\nrename to {new}\n"
+        patch = f.get("patch")
+        if patch is None:
+            parts.append(header + f"Binary files a/{old} and b/{new} differ\n")
+            continue
+        source = "/dev/null" if f.get("status") == "added" else f"a/{old}"
+        target = "/dev/null" if f.get("status") == "removed" else f"b/{new}"
+        parts.append(f"{header}--- {source}\n+++ {target}\n{patch}\n")
+    return "".join(parts).encode()

@@ -14,7 +14,7 @@ from sqlalchemy import Engine
 from app.indexing import caches, stale, store
 from app.indexing.chunks import Chunk
 from app.indexing.embedder import Embedder, EmbeddingError, embedding_text
-from app.indexing.report import IndexReport, Progress
+from app.indexing.report import IndexOptions, IndexReport, Progress
 from app.indexing.summarizer import HEURISTIC, LLM, LLMSummarizer, Summary, heuristic_summary
 from app.logs import kv
 
@@ -24,8 +24,6 @@ log = logging.getLogger(__name__)
 PROMPT_OVERHEAD_TOKENS = 180
 CHUNK_OVERHEAD_TOKENS = 25
 ESTIMATED_SUMMARY_TOKENS = 60
-#: Texts per call of the embedder from one batch of files (it batches requests itself).
-EMBED_SLICE = 512
 
 
 class Enrichment:
@@ -44,6 +42,7 @@ class Enrichment:
         timed: Callable[[str], AbstractContextManager[None]],
         count_tokens: Callable[[str], int],
         defer: bool = False,
+        embed_slice: int = IndexOptions.embed_slice,
     ) -> None:
         self.engine, self.repo = engine, repo
         self.embedder, self.summarizer = embedder, summarizer
@@ -51,6 +50,7 @@ class Enrichment:
         self._timed, self._count_tokens = timed, count_tokens
         #: no model calls: what the caches do not have is left for the background job
         self.defer = defer
+        self.embed_slice = embed_slice
 
     def summaries(self, chunks: Sequence[Chunk]) -> list[Summary]:
         """A summary per chunk: cache, then LLM (each distinct content once), else heuristic."""
@@ -148,8 +148,8 @@ class Enrichment:
                 # in slices, so what was embedded before a failure (or the end of the job's
                 # model budget) is kept
                 pending = list(todo)
-                for start in range(0, len(pending), EMBED_SLICE):
-                    part = pending[start : start + EMBED_SLICE]
+                for start in range(0, len(pending), self.embed_slice):
+                    part = pending[start : start + self.embed_slice]
                     with self._timed("embed"):
                         vectors = self.embedder.embed(
                             [todo[k] for k in part], report.embedding_usage

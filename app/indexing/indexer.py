@@ -94,6 +94,7 @@ class Indexer:
             timed=self._timed,
             count_tokens=self._count_tokens,
             defer=not self.options.enrich,
+            embed_slice=self.options.embed_slice,
         )
 
     # -- the run -----------------------------------------------------------------------
@@ -235,7 +236,7 @@ class Indexer:
             r.commit = self.source.commit()
             mark_indexed(conn, repo_id, r.commit)
             r.chunks_total = count_chunks(conn, repo_id)
-            refresh_word_counts(conn, repo_id, r.chunks_total)
+            refresh_word_counts(conn, repo_id, r.chunks_total, policy=self.options.word_counts)
             deferred = max(r.summaries_deferred, r.embeddings_deferred)
             if is_pending(r.chunks_total - deferred, r.chunks_total):
                 set_enrich_pending(conn, repo_id, True)

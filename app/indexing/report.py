@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from app.db.vector_policy import DEFAULT_POLICY, VectorIndexPolicy
+from app.db.word_counts import DEFAULT_POLICY as DEFAULT_WORD_COUNTS
+from app.db.word_counts import WordCountPolicy
 from app.errors import ReviewbotError
 from app.indexing.embedder import EmbeddingUsage
 from app.indexing.summarizer import HEURISTIC, SummaryUsage
@@ -48,6 +50,12 @@ class IndexOptions:
     #: With ``enrich`` False, the run still makes them when the repository has at most
     #: this many rows without them (a push, a small repository).
     inline_enrich_max: int = 0
+    #: Texts per call of the embedder from one batch of files (``Enrichment``; it batches
+    #: requests itself): what a failure or the end of the model budget leaves embedded is
+    #: kept a slice at a time.
+    embed_slice: int = 512
+    #: Which repositories' words are counted for full-text search, and which words stored.
+    word_counts: WordCountPolicy = DEFAULT_WORD_COUNTS
     #: When a repository gets an ivfflat index, and how it is calibrated.
     vector_policy: VectorIndexPolicy = DEFAULT_POLICY
 

@@ -13,16 +13,26 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from app.db.vector_sql import SEARCH_TYPE, cosine_distance, vector_text
-from app.db.word_counts import NOT_COUNTED, WordCounts, word_counts
+from app.db.word_counts import DEFAULT_POLICY as DEFAULT_WORD_COUNTS
+from app.db.word_counts import NOT_COUNTED, WordCountPolicy, WordCounts, word_counts
 from app.retrieval.search import SEARCHABLE, prepare_vector_search
 
 DISTANCE = cosine_distance("c.embedding", "q.v")
-#: A repository without a vector index and at least this many rows is searched in one
-#: pass over its rows for all the queries (``_exact_in_one_pass``), not one scan a query:
-#: for 20 queries, 138 against 194 ms at 4,913 rows, the same at 1,928 (bench/RESULTS.md).
-ONE_PASS_ROWS = 5_000
-#: The rows whose distances bound each query's k-th nearest before that pass.
-SAMPLE_ROWS = 5_000
+
+
+@dataclass(frozen=True)
+class OnePass:
+    """When a repository without a vector index is searched in one pass over its rows for
+    all the queries (``_exact_in_one_pass``) rather than one scan a query: from ``rows``
+    rows (for 20 queries, 138 against 194 ms at 4,913 rows, the same at 1,928:
+    bench/RESULTS.md). ``sample_rows``: the rows whose distances bound each query's
+    k-th nearest before that pass."""
+
+    rows: int = 5_000
+    sample_rows: int = 5_000
+
+
+ONE_PASS = OnePass()
 
 
 @dataclass(frozen=True)
@@ -57,9 +67,10 @@ def vector_signals(
     model: str,
     exclude: Sequence[int],
     k: int,
+    one_pass: OnePass = ONE_PASS,
 ) -> list[list[int]]:
     """``vector_scores`` without the scores."""
-    return _ids(vector_scores(conn, repo_id, vectors, model, exclude, k))
+    return _ids(vector_scores(conn, repo_id, vectors, model, exclude, k, one_pass))
 
 
 def vector_scores(
@@ -69,6 +80,7 @@ def vector_scores(
     model: str,
     exclude: Sequence[int],
     k: int,
+    one_pass: OnePass = ONE_PASS,
 ) -> Scored:
     """For each query vector, the nearest chunks by cosine similarity of summaries'
     embeddings, with that similarity: one ivfflat search per vector, all in one
@@ -85,8 +97,8 @@ def vector_scores(
         "ex": list(exclude),
         "k": k,
     }
-    if not indexed and _has_rows(conn, repo_id, ONE_PASS_ROWS):
-        return _exact_in_one_pass(conn, params, len(vectors))
+    if not indexed and _has_rows(conn, repo_id, one_pass.rows):
+        return _exact_in_one_pass(conn, params, len(vectors), one_pass.sample_rows)
     rows = conn.execute(
         text(
             # float16 once per query: a cast in the distance would run once per row scanned
@@ -115,12 +127,14 @@ def _has_rows(conn: Connection, repo_id: int, rows: int) -> bool:
     return int(found) >= rows
 
 
-def _exact_in_one_pass(conn: Connection, params: dict[str, Any], count: int) -> Scored:
+def _exact_in_one_pass(
+    conn: Connection, params: dict[str, Any], count: int, sample_rows: int
+) -> Scored:
     """The exact nearest ``k`` of each query, reading the repository's rows once for all
     the queries (in parallel, when the server may), where a scan per query reads them once
     each: at a million rows, a PR's 20 queries took 5.6 s, against 31 s (bench/RESULTS.md).
 
-    First, each query's distance to its ``k``-th nearest among ``SAMPLE_ROWS`` of the
+    First, each query's distance to its ``k``-th nearest among ``sample_rows`` of the
     rows (ordered by content hash: a spread of the repository) bounds its true ``k``-th
     nearest, since the sample is a subset of the rows searched; then the pass keeps only
     the rows within each bound, and ranks those. A sample of fewer than ``k`` rows is
@@ -137,7 +151,7 @@ def _exact_in_one_pass(conn: Connection, params: dict[str, Any], count: int) -> 
                 f" FROM unnest(CAST(:qs AS {SEARCH_TYPE}[])) WITH ORDINALITY AS q(v, ord)"
                 " ORDER BY q.ord"
             ),
-            {**params, "s": max(SAMPLE_ROWS, params["k"])},
+            {**params, "s": max(sample_rows, params["k"])},
         )
         .scalars()
         .all()
@@ -178,7 +192,7 @@ def lexical_query(
     if not counts.total:
         return " | ".join(words[: limits.max_words])
     rarest = sorted(words, key=lambda w: (counts.chunks(w), w))
-    # a word not stored is in STORED_MIN chunks or fewer
+    # a word not stored is in counts.stored_min chunks or fewer
     frequent = limits.frequent_share * counts.total
     rare = [w for w in rarest if counts.counts.get(w, 0) <= frequent] or rarest
     kept: list[str] = []
@@ -198,9 +212,10 @@ def lexical_signals(
     exclude: Sequence[int],
     k: int,
     limits: LexicalLimits = DIFF_LIMITS,
+    counted: WordCountPolicy = DEFAULT_WORD_COUNTS,
 ) -> list[list[int]]:
     """``lexical_scores`` without the scores."""
-    return _ids(lexical_scores(conn, repo_id, term_lists, exclude, k, limits))
+    return _ids(lexical_scores(conn, repo_id, term_lists, exclude, k, limits, counted))
 
 
 #: Okapi BM25's term-frequency saturation and length normalisation.
@@ -215,6 +230,7 @@ def lexical_scores(
     exclude: Sequence[int],
     k: int,
     limits: LexicalLimits = DIFF_LIMITS,
+    counted: WordCountPolicy = DEFAULT_WORD_COUNTS,
 ) -> Scored:
     """For each list of terms, full-text search over identifier words, references and
     summaries (the rarer terms match: ``lexical_query`` within ``limits``), ranked by
@@ -224,7 +240,8 @@ def lexical_scores(
     A word's document frequency is counted among the query's matches, which are every
     chunk holding any of its words, so it is the repository's. All in one statement,
     after one that reads the words' counts and the repository's size."""
-    counts = word_counts(conn, repo_id, {w for terms in term_lists for w in query_words(terms)})
+    words = {w for terms in term_lists for w in query_words(terms)}
+    counts = word_counts(conn, repo_id, words, counted)
     queries = [lexical_query(terms, counts, limits) for terms in term_lists]
     if not any(queries):
         return [[] for _ in queries]

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 from app.config import Settings
-from app.github.client import web_url
+from app.github.urls import web_url
 from tests.conftest import GITHUB_INSTALLATION, GITHUB_REPO
 from tests.fakes.github_server import FakeGitHub, PullState
 from tests.fakes.openai_server import CHAT, FakeOpenAI

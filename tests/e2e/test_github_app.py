@@ -12,12 +12,10 @@ import time
 from typing import Any
 
 import httpx
-import pytest
 from sqlalchemy import Engine, text
 from sqlalchemy.engine import URL
 
 from app.config import Settings
-from app.flows import index as index_flow
 from tests.conftest import GITHUB_INSTALLATION, GITHUB_REPO
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.openai_server import CHAT, FakeOpenAI
@@ -223,14 +221,13 @@ def test_a_first_review_comes_before_the_summaries_which_follow_in_their_own_job
     engine: Engine,
     github: FakeGitHub,
     fake_openai: FakeOpenAI,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A repository too large to summarise during a review (here: any) is reviewed from
     its chunks, links and full-text rows at once; the review says semantic search was left
     out; an ``enrich_repository`` job then makes the summaries and vectors."""
-    monkeypatch.setattr(index_flow, "INLINE_ENRICH_MAX", 0)
+    settings = github_settings.model_copy(update={"index_inline_enrich_max": 0})
     head = github.pulls[7].head
-    with serving(github_settings, engine, worker=True) as base:
+    with serving(settings, engine, worker=True) as base:
         assert send(base, "pull_request", pr_event("opened", head)).status_code == 202
         wait_for(lambda: len(github.reviews) == 1)
         wait_for(lambda: jobs_left(engine) == 0)

@@ -12,12 +12,14 @@ from typer.testing import CliRunner
 from app.cli import cli
 from app.config import Settings
 from app.flows.doctor import run_checks
+from app.github.checks import github_checks
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.openai_server import CHAT, EMBEDDINGS, FakeOpenAI
 
 
 def _by_name(settings: Settings, engine: Engine | None) -> dict[str, object]:
-    return {c.name: c for c in run_checks(settings, engine, embedded=False)}
+    checks = run_checks(settings, engine, embedded=False, host=github_checks(settings))
+    return {c.name: c for c in checks}
 
 
 def _alive_worker(engine: Engine) -> None:

@@ -7,15 +7,14 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import pytest
 from pydantic import SecretStr
 from sqlalchemy import Engine
 
 from app.config import Settings
-from app.indexing import enrichment
 from app.indexing.embedder import select_embedder
 from app.indexing.files import chunk_file
 from app.indexing.indexer import Indexer
+from app.indexing.report import IndexOptions
 from app.indexing.summarizer import HEURISTIC, LLM, LLMSummarizer, select_summarizer
 from tests.fakes.openai_server import CHAT, FakeOpenAI
 
@@ -103,17 +102,17 @@ def test_the_budget_spans_the_whole_job_not_each_batch_of_files(
 
 
 def test_embeddings_end_within_the_budget_and_keep_what_was_made(
-    fake_openai: FakeOpenAI, engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    fake_openai: FakeOpenAI, engine: Engine, tmp_path: Path
 ) -> None:
     """12 requests of 0.5 s on one slot would take 6 s: the 1.2 s budget stops them, the
     vectors made in time are stored, and the rest of the rows wait for the next run."""
     fake_openai.one_at_a_time, fake_openai.embedding_seconds = True, 0.5
     settings = _settings(fake_openai, 5.0, 1.2, embedding_batch_size=4)
-    monkeypatch.setattr(enrichment, "EMBED_SLICE", 4)
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "steps.py").write_text(SOURCE)
     started = time.monotonic()
-    report = Indexer(engine, "steps", tmp_path, embedder=select_embedder(settings)).run()
+    embedder, slices_of_4 = select_embedder(settings), IndexOptions(embed_slice=4)
+    report = Indexer(engine, "steps", tmp_path, embedder=embedder, options=slices_of_4).run()
     assert time.monotonic() - started < 1.2 + 1.5
     assert 0 < report.embeddings_computed < report.chunks_added
     assert report.embeddings_missing == report.chunks_added - report.embeddings_computed

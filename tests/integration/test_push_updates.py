@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, text
 
-from app.flows import index as repo_index
 from app.flows.index import index_at, index_repository
 from app.indexing.archive import ArchiveLimits, GitArchiveSource
 from app.indexing.embedder import select_embedder
@@ -131,9 +130,10 @@ def _force_push(github: FakeGitHub) -> None:
 
 
 def _many_files(github: FakeGitHub) -> None:
-    for i in range(4):
+    # GitHub lists at most 300 files in a comparison, and so does the fake: more are cut
+    for i in range(301):
         github.repo.write(f"shop/extra_{i}.py", f"def extra_{i}():\n    return {i}\n")
-    github.repo.commit("Four files")
+    github.repo.commit("301 files")
 
 
 def _new_rules(github: FakeGitHub) -> None:
@@ -147,12 +147,11 @@ def _new_rules(github: FakeGitHub) -> None:
     ids=["force-push", "comparison-cut-short", "index-rules-changed"],
 )
 def test_the_tarball_when_the_comparison_cannot_be_trusted(
-    run: Runtime, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch, change: object
+    run: Runtime, github: FakeGitHub, change: object
 ) -> None:
     github.repo.write(".reviewbot.toml", "[index]\n")
     github.repo.commit("Index rules")
     index_repository(run, GITHUB_REPO, GITHUB_INSTALLATION, full=False)
-    monkeypatch.setattr(repo_index, "COMPARE_MAX_FILES", 3)  # as if GitHub listed 300
     assert callable(change)
     change(github)
     head = github.repo.git("rev-parse", "HEAD").decode().strip()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from sqlalchemy import text
 
 from app.flows.review import review_pull_request
-from app.github.client import web_url
+from app.github.urls import web_url
 from app.runtime import Runtime
 from tests.conftest import GITHUB_INSTALLATION, GITHUB_REPO
 from tests.fakes.github_server import FakeGitHub

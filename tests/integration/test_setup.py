@@ -19,8 +19,9 @@ from sqlalchemy import URL
 
 from app.config import load_settings
 from app.errors import ConfigError, ReviewbotError
-from app.flows.setup import SetupRequest, SetupResult, run_setup
-from app.github.client import GitHubApp, verify_app_identity
+from app.github.client import GitHubApp
+from app.github.credentials import verify_app_identity
+from app.github.setup import SetupRequest, SetupResult, run_setup
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.loopback import free_port
 from tests.processes import clean_env

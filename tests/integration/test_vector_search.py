@@ -24,9 +24,8 @@ from app.db.vector_index import (
 )
 from app.db.vector_policy import DEFAULT_POLICY, VectorIndexPolicy
 from app.db.vector_sql import cosine_distance
-from app.retrieval import signals
 from app.retrieval.search import prepare_vector_search
-from app.retrieval.signals import vector_signals
+from app.retrieval.signals import OnePass, vector_signals
 from tests.chunk_rows import new_repository
 from tests.statements import recorded_statements
 
@@ -129,12 +128,11 @@ def _exact_filtered(
 
 @pytest.mark.parametrize("sample_rows", [10, 400, 5_000])
 def test_a_large_repository_without_an_index_is_searched_exactly_in_one_pass(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch, sample_rows: int
+    engine: Engine, sample_rows: int
 ) -> None:
     # 3,000 rows over the one-pass threshold, with no index; a sample of as few rows as a
     # query returns (k), of some, and of every row (its bounds are the exact k-th distances)
-    monkeypatch.setattr(signals, "ONE_PASS_ROWS", 1_000)
-    monkeypatch.setattr(signals, "SAMPLE_ROWS", sample_rows)
+    one_pass = OnePass(rows=1_000, sample_rows=sample_rows)
     rng = random.Random(23)
     repo, rows = _seed_repo(engine, rng, "o/declined")
     targets = rng.sample(list(rows), 6)
@@ -158,7 +156,7 @@ def test_a_large_repository_without_an_index_is_searched_exactly_in_one_pass(
     statements = recorded_statements(engine)
     with engine.begin() as conn:
         assert index_settings(conn, repo) is None
-        found = vector_signals(conn, repo, queries, "test", exclude, 10)
+        found = vector_signals(conn, repo, queries, "test", exclude, 10, one_pass)
         expected = [_exact_filtered(conn, repo, q, 10, exclude) for q in queries]
     assert found == expected
     assert all(len(ids) == 10 for ids in found)
@@ -168,19 +166,20 @@ def test_a_large_repository_without_an_index_is_searched_exactly_in_one_pass(
 
 
 def test_a_one_pass_search_over_fewer_rows_than_asked_for_returns_them_all(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch
+    engine: Engine,
 ) -> None:
-    monkeypatch.setattr(signals, "ONE_PASS_ROWS", 1_000)
+    statements = recorded_statements(engine)
     rng = random.Random(29)
     repo, rows = _seed_repo(engine, rng, "o/few")
     keep = rng.sample(list(rows), 7)
     exclude = [i for i in rows if i not in keep]  # 7 rows left to search
     queries = [_near(rows[keep[0]], rng, 0.01), _near(rows[keep[1]], rng, 0.01)]
     with engine.begin() as conn:
-        found = vector_signals(conn, repo, queries, "test", exclude, 10)
+        found = vector_signals(conn, repo, queries, "test", exclude, 10, OnePass(rows=1_000))
         expected = [_exact_filtered(conn, repo, q, 10, exclude) for q in queries]
     assert found == expected
     assert [len(ids) for ids in found] == [7, 7] and found[0][0] == keep[0]
+    assert sum("row_number()" in s for s in statements) == 1  # it was the one pass
 
 
 def test_a_large_repository_gets_its_own_index_and_nearest_rows_come_back(

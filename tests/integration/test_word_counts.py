@@ -6,19 +6,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from sqlalchemy import Connection, Engine, text
 
 from app.db import word_counts as wc
 from app.indexing.embedder import HashEmbedder
 from app.indexing.indexer import Indexer
+from app.indexing.report import IndexOptions
 from app.retrieval.signals import LexicalLimits, lexical_signals
 
 REPO = "acme/words"
 
 
-def index(engine: Engine, root: Path) -> int:
-    Indexer(engine, REPO, root, embedder=HashEmbedder()).run()
+#: Counted from 20 chunks, words in more than 3 of them stored: a small test repository
+#: counted as a large one is.
+SMALL = wc.WordCountPolicy(min_chunks=20, stored_min=3)
+
+
+def index(engine: Engine, root: Path, counted: wc.WordCountPolicy = SMALL) -> int:
+    options = IndexOptions(word_counts=counted)
+    Indexer(engine, REPO, root, embedder=HashEmbedder(), options=options).run()
     with engine.connect() as conn:
         return int(
             conn.execute(
@@ -43,29 +49,26 @@ def names(conn: Connection, ids: list[int]) -> list[str]:
     return [by_id[i] for i in ids]
 
 
-def test_common_words_are_counted_and_left_out_of_queries(
-    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(wc, "MIN_CHUNKS", 20)
-    monkeypatch.setattr(wc, "STORED_MIN", 3)
+def test_common_words_are_counted_and_left_out_of_queries(engine: Engine, tmp_path: Path) -> None:
     write_functions(tmp_path / "repo", 40)
     repo_id = index(engine, tmp_path / "repo")
     with engine.connect() as conn:
-        counts = wc.word_counts(conn, repo_id, {"dispatch", "request", "refund", "nowhere"})
+        words = {"dispatch", "request", "refund", "nowhere"}
+        counts = wc.word_counts(conn, repo_id, words, SMALL)
         assert counts.total > 40
         assert counts.counts["dispatch"] >= 40 and counts.counts["request"] >= 40
-        assert "refund" not in counts.counts  # in fewer than STORED_MIN chunks
-        [hits] = lexical_signals(conn, repo_id, [["dispatch_common refund_invoice"]], [], 20)
-        [only_common] = lexical_signals(conn, repo_id, [["dispatch_common"]], [], 5)
+        assert "refund" not in counts.counts  # in fewer than stored_min chunks
+        assert counts.chunks("refund") == 3  # taken to be in stored_min
+        query = [["dispatch_common refund_invoice"]]
+        [hits] = lexical_signals(conn, repo_id, query, [], 20, counted=SMALL)
+        [only_common] = lexical_signals(conn, repo_id, [["dispatch_common"]], [], 5, counted=SMALL)
         assert names(conn, hits) == ["refund_invoice"]  # the handlers matched common words only
     assert len(only_common) == 5  # a query of common words alone still searches
 
 
 def test_a_query_keeps_its_rarest_words_within_the_budget_of_matches(
-    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(wc, "MIN_CHUNKS", 20)
-    monkeypatch.setattr(wc, "STORED_MIN", 3)
     root = tmp_path / "repo"
     root.mkdir()
     (root / "a.py").write_text(
@@ -76,16 +79,15 @@ def test_a_query_keeps_its_rarest_words_within_the_budget_of_matches(
     # only the budget decides here: no word is too frequent
     tight, roomy = LexicalLimits(1.0, match_budget=10), LexicalLimits(1.0, match_budget=100)
     with engine.connect() as conn:
-        [rare_only] = lexical_signals(conn, repo_id, [["ledger refund"]], [], 50, tight)
+        [rare_only] = lexical_signals(conn, repo_id, [["ledger refund"]], [], 50, tight, SMALL)
         assert names(conn, rare_only) == ["settle_refund"]  # 'ledger' (31 chunks) was left out
-        [both] = lexical_signals(conn, repo_id, [["ledger refund"]], [], 50, roomy)
+        [both] = lexical_signals(conn, repo_id, [["ledger refund"]], [], 50, roomy, SMALL)
         assert len(both) == 31
 
 
 def test_the_count_is_redone_only_when_the_repository_grew_or_shrank_enough(
-    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(wc, "MIN_CHUNKS", 20)
     root = tmp_path / "repo"
     write_functions(root, 40)
     repo_id = index(engine, root)
@@ -119,7 +121,7 @@ def test_the_count_is_redone_only_when_the_repository_grew_or_shrank_enough(
     write_functions(root, 3)  # below the minimum: every word is kept again
     index(engine, root)
     with engine.connect() as conn:
-        small = wc.word_counts(conn, repo_id, {"dispatch"})
+        small = wc.word_counts(conn, repo_id, {"dispatch"}, SMALL)
     assert (small.total, small.counts) == (0, {})  # not counted: every word is kept
     assert small.documents == 4  # but BM25 still knows the repository's size
     assert counted_at() == 0 and stored() == 0

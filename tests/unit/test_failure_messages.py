@@ -15,7 +15,7 @@ from app.db.engine import parse_database_url
 from app.db.migrate import MIGRATIONS_DIR
 from app.diff.parse import DiffError, parse_diff
 from app.errors import ConfigError
-from app.github.client import check_app_credentials
+from app.github.credentials import check_app_credentials
 
 ROOT = Path(__file__).parents[2]
 

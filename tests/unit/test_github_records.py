@@ -72,3 +72,11 @@ def test_an_inline_comment_is_posted_in_githubs_shape() -> None:
     assert one == {"path": "a.py", "line": 9, "side": "RIGHT", "body": "body"}
     ranged = records.inline_comment(InlineComment("a.py", 9, "RIGHT", "body", start_line=7))
     assert (ranged["start_line"], ranged["start_side"]) == (7, "RIGHT")
+
+
+def test_a_comparison_of_300_files_may_have_been_cut() -> None:
+    def listed(n: int) -> dict[str, object]:
+        return {"status": "ahead", "files": [{"filename": f"f{i}.py"} for i in range(n)]}
+
+    assert records.comparison(listed(299)).complete
+    assert not records.comparison(listed(300)).complete  # GitHub lists at most 300

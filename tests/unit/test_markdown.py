@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.github.client import permalinks, web_url
+from app.github.urls import permalinks, web_url
 from app.review.markdown import inert
 
 
