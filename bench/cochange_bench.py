@@ -33,7 +33,7 @@ from typing import Any
 
 from bench.cochange_cases import CoChangeCase, mine_cochange
 from bench.recall_bench import Item, _recall, bm25_items, score
-from bench.retrieval_runner import ProductRunner, dump, percentile, ranked, retrievers
+from bench.retrieval_runner import ProductRunner, dump, print_timings, ranked, retrievers
 
 REPOS = [
     ("encode/httpx", "python"),
@@ -183,12 +183,7 @@ def report(rows: list[dict[str, Any]], timings: dict[str, list[float]], embedder
                 values = [float(g[metric]) for g in group if metric in g]
                 means.append(f"{statistics.mean(values):.3f}" if values else "-")
             print(f"| {retriever} | {scope} | {len(group)} | " + " | ".join(means) + " |")
-    for name, values in timings.items():
-        if values:
-            print(
-                f"\n{name} per case: median {statistics.median(values) * 1000:.1f} ms,"
-                f" p90 {percentile(values, 0.9) * 1000:.1f} ms"
-            )
+    print_timings(timings)
 
 
 if __name__ == "__main__":

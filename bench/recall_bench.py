@@ -270,7 +270,7 @@ def main() -> None:
 
 
 def report(rows: list[dict[str, object]], timings: dict[str, list[float]], embedder: str) -> None:
-    from bench.retrieval_runner import percentile, retrievers
+    from bench.retrieval_runner import print_timings, retrievers
 
     metrics = [f"R@{b}" for b in BUDGETS] + ["R@10", "MRR", "R@4000 any part"]
     cases = len({r["commit"] for r in rows})
@@ -304,12 +304,7 @@ def report(rows: list[dict[str, object]], timings: dict[str, list[float]], embed
             f" with enough candidates): median {statistics.median(fills):.3f},"
             f" p10 {fills[len(fills) // 10]:.3f}"
         )
-    for name, values in timings.items():
-        if values:
-            print(
-                f"\n{name} per case: median {statistics.median(values) * 1000:.1f} ms,"
-                f" p90 {percentile(values, 0.9) * 1000:.1f} ms"
-            )
+    print_timings(timings)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ Candidates are also written out (``dump``) for ``bench/fit_ranking.py``.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import statistics
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -164,3 +165,13 @@ def dump(chunks: Sequence[Any]) -> list[dict[str, Any]]:
 def percentile(values: Sequence[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(len(ordered) * share))] if ordered else 0.0
+
+
+def print_timings(timings: Mapping[str, Sequence[float]]) -> None:
+    """Each timing's median and p90 per case, in milliseconds."""
+    for name, values in timings.items():
+        if values:
+            print(
+                f"\n{name} per case: median {statistics.median(values) * 1000:.1f} ms,"
+                f" p90 {percentile(values, 0.9) * 1000:.1f} ms"
+            )

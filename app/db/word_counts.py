@@ -29,9 +29,9 @@ class WordCountPolicy:
     recount_change: float = 0.1
 
 
-DEFAULT_POLICY = WordCountPolicy()
+DEFAULT_WORD_COUNTS = WordCountPolicy()
 #: Words in at most this many chunks are not stored (the default policy's).
-STORED_MIN = DEFAULT_POLICY.stored_min
+STORED_MIN = DEFAULT_WORD_COUNTS.stored_min
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class WordCounts:
 NOT_COUNTED = WordCounts()
 
 
-def needs_count(total: int, counted_at: int, policy: WordCountPolicy = DEFAULT_POLICY) -> bool:
+def needs_count(total: int, counted_at: int, policy: WordCountPolicy = DEFAULT_WORD_COUNTS) -> bool:
     if total < policy.min_chunks:
         return counted_at != 0
     return counted_at == 0 or abs(total - counted_at) > policy.recount_change * counted_at
@@ -65,7 +65,7 @@ def refresh_word_counts(
     repo_id: int,
     total: int,
     force: bool = False,
-    policy: WordCountPolicy = DEFAULT_POLICY,
+    policy: WordCountPolicy = DEFAULT_WORD_COUNTS,
 ) -> None:
     """Count the repository's words again if its size moved enough (``force``: whatever
     it did, as after its summaries, which are searched too, were all replaced)."""
@@ -105,7 +105,7 @@ def word_counts(
     conn: Connection,
     repo_id: int,
     words: Collection[str],
-    policy: WordCountPolicy = DEFAULT_POLICY,
+    policy: WordCountPolicy = DEFAULT_WORD_COUNTS,
 ) -> WordCounts:
     """The counts of ``words`` in the repository's chunks, in one statement (counted under
     ``policy``, as the index run that counted them)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from app.db.queries.conversations import (
@@ -147,7 +147,7 @@ class _Asked:
             post(limited_message(self.run.settings.ask_limit_per_hour, user))
         return state
 
-    def reconciled(self, said_before: list[Comment] | list[ReviewComment]) -> bool:
+    def reconciled(self, said_before: Iterable[Comment | ReviewComment]) -> bool:
         """True when an earlier run posted the answer (its marker is among ``said_before``)
         but died before recording it; it is recorded now."""
         marker = answer_marker(self.question_id)

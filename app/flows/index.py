@@ -91,12 +91,9 @@ def changes_since(run: Runtime, api: RepoHost, repo: str, ref: str) -> ChangedFi
     backwards = compared is not None and compared.status == "behind"
     if backwards:  # a PR's base older than the index: what changed since, undone
         compared = api.compare(head, last)
-    if compared is None or compared.status not in {"ahead", "identical"}:
+    if compared is None or compared.status not in {"ahead", "identical"} or not compared.complete:
         return None
-    files = compared.files
-    if not compared.complete:
-        return None
-    changed, removed = changed_paths(files, undo=backwards)
+    changed, removed = changed_paths(compared.files, undo=backwards)
     if CONFIG_FILE in changed or CONFIG_FILE in removed:
         return None
     return ChangedFilesSource(

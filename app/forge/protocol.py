@@ -29,10 +29,6 @@ class ForgeError(ReviewbotError):
         self.status = status
 
 
-class ArchiveTooLarge(ForgeError):
-    """A repository's archive is over the byte cap."""
-
-
 class RepoHost(Protocol):
     """One repository on the host, as one installation of the bot may use it."""
 
@@ -43,7 +39,11 @@ class RepoHost(Protocol):
     def compare(self, base: str, head: str) -> Comparison | None: ...
     def commit_sha(self, ref: str) -> str: ...
     def content(self, path: str, ref: str) -> bytes | None: ...
-    def download_tarball(self, ref: str, into: IO[bytes], max_bytes: int) -> int: ...
+    def download_tarball(self, ref: str, into: IO[bytes], max_bytes: int) -> int:
+        """Stream the archive of ``ref`` into ``into``, never more than ``max_bytes``
+        (past it, ``app.indexing.archive.ArchiveTooLarge``); returns the bytes written."""
+        ...
+
     def create_review(
         self, number: int, commit: str, body: str, comments: list[InlineComment]
     ) -> int: ...

@@ -29,8 +29,9 @@ from app.forge.models import (
     ReviewComment,
     ReviewThread,
 )
-from app.forge.protocol import ArchiveTooLarge, ForgeError
+from app.forge.protocol import ForgeError
 from app.github import records
+from app.indexing.archive import ArchiveTooLarge
 
 TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 CHUNK_BYTES = 64 * 1024
@@ -59,7 +60,8 @@ mutation($threadId: ID!) {
 
 
 class TarballTooLarge(ArchiveTooLarge):
-    """A repository's tarball is over the archive byte cap."""
+    """A repository's tarball is over the archive byte cap (an archive limit, as the
+    ones met while reading it: not a GitHub failure)."""
 
 
 class GitHubError(ForgeError):
@@ -292,11 +294,6 @@ class RepoApi:
     def review_comment_reactions(self, comment_id: int) -> list[Reaction]:
         path = f"/pulls/comments/{comment_id}/reactions"
         return [records.reaction(r) for r in self._paginate(path)]
-
-    def resolved_threads(self, number: int) -> set[int]:
-        """Ids of the first comments of the PR's resolved review threads (GraphQL: REST
-        does not say whether a thread is resolved)."""
-        return {t.first_comment for t in self.review_threads(number) if t.resolved}
 
     def review_threads(self, number: int) -> list[ReviewThread]:
         """The PR's review threads (GraphQL)."""

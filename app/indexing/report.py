@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from app.db.vector_policy import DEFAULT_POLICY, VectorIndexPolicy
-from app.db.word_counts import DEFAULT_POLICY as DEFAULT_WORD_COUNTS
-from app.db.word_counts import WordCountPolicy
+from app.db.word_counts import DEFAULT_WORD_COUNTS, WordCountPolicy
 from app.errors import ReviewbotError
 from app.indexing.embedder import EmbeddingUsage
 from app.indexing.summarizer import HEURISTIC, SummaryUsage

@@ -96,7 +96,6 @@ def _record_failure(context: JobContext, exc: Exception) -> None:
 def review_pull_request(
     context: JobContext, repo: str, installation_id: int, pr_number: int, full: bool = False
 ) -> None:
-
     try:
         review.review_pull_request(
             runtime(context), repo, installation_id, pr_number, full=full, job_id=context.job.id
@@ -110,14 +109,12 @@ def review_pull_request(
 def describe_pull_request(
     context: JobContext, repo: str, installation_id: int, pr_number: int
 ) -> None:
-
     describe.describe_pull_request(runtime(context), repo, installation_id, pr_number)
 
 
 @queue.task(name=TaskName.INDEX, pass_context=True, retry=RETRY)
 @recorded
 def index_repository(context: JobContext, repo: str, installation_id: int, full: bool) -> None:
-
     index.index_repository(runtime(context), repo, installation_id, full=full)
     _enrich_if_pending(context, repo)
 
@@ -155,7 +152,6 @@ def _enrich_later(context: JobContext, repo: str) -> None:
 @queue.task(name=TaskName.PURGE, pass_context=True, retry=RETRY)
 @recorded
 def purge_repository(context: JobContext, repo: str) -> None:
-
     index.purge_repository(runtime(context), repo)
 
 
@@ -170,7 +166,6 @@ def pr_command(
     user: str | None,
     comment_id: int | None,
 ) -> None:
-
     commands.run_command(
         runtime(context), repo, installation_id, pr_number, command, user, comment_id
     )
@@ -226,7 +221,6 @@ def answer_question(
     user: str | None,
     comment_id: int,
 ) -> None:
-
     try:
         conversation.answer_question(
             runtime(context), repo, installation_id, pr_number, question, user, comment_id
@@ -247,7 +241,6 @@ def answer_reply(
     said: str,
     user: str | None,
 ) -> None:
-
     try:
         conversation.answer_reply(
             runtime(context), repo, installation_id, pr_number, comment_id, parent_id, said, user
@@ -259,5 +252,4 @@ def answer_reply(
 @queue.task(name=TaskName.COLLECT_FEEDBACK, pass_context=True, retry=RETRY)
 @recorded
 def collect_feedback(context: JobContext, repo: str, installation_id: int, pr_number: int) -> None:
-
     feedback.collect_feedback(runtime(context), repo, installation_id, pr_number)

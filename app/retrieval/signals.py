@@ -13,8 +13,13 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from app.db.vector_sql import SEARCH_TYPE, cosine_distance, vector_text
-from app.db.word_counts import DEFAULT_POLICY as DEFAULT_WORD_COUNTS
-from app.db.word_counts import NOT_COUNTED, WordCountPolicy, WordCounts, word_counts
+from app.db.word_counts import (
+    DEFAULT_WORD_COUNTS,
+    NOT_COUNTED,
+    WordCountPolicy,
+    WordCounts,
+    word_counts,
+)
 from app.retrieval.search import SEARCHABLE, prepare_vector_search
 
 DISTANCE = cosine_distance("c.embedding", "q.v")

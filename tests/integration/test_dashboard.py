@@ -468,6 +468,9 @@ def test_overview_shows_spend_against_each_budget(
     assert installations == ["4242 1,450,000 72%"]
     pulls = [r.lstrip("> ").strip() for r in _rows(page.text, "budget-pulls")]
     assert pulls[0] == f"{SHOP}#7 12,345 123% pr:pr" and pulls[1].startswith(f"{SHOP}#8 99 0%")
+    # the tables are in the page once, and not in its <title>
+    assert "<title>Overview · reviewbot</title>" in page.text
+    assert page.text.count('id="budget-pulls"') == 1
 
 
 def test_a_repository_being_enriched_shows_its_progress(
