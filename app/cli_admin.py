@@ -149,15 +149,22 @@ def doctor(
     from app.db.engine import open_database
     from app.flows.doctor import checks_json, run_checks
     from app.github.checks import github_checks
+    from app.gitlab.checks import gitlab_checks, gitlab_wanted
 
     settings = settings_from_env()
+    # GitHub is checked unless the deployment is for GitLab alone
+    hosts = github_checks(settings) if settings.github_app_configured else []
+    if gitlab_wanted(settings):
+        hosts += gitlab_checks(settings)
+    else:
+        hosts = github_checks(settings)
     try:
         with open_database(settings, migrate=False) as opened:
             embedded = opened.target.embedded
-            checks = run_checks(settings, opened.engine, embedded, github_checks(settings))
+            checks = run_checks(settings, opened.engine, embedded, hosts)
     except ReviewbotError as exc:  # no database: say so, and check the rest
         checks = [Check("database", False, str(exc), "set DATABASE_URL, or unset it")]
-        rest = run_checks(settings, None, False, github_checks(settings))
+        rest = run_checks(settings, None, False, hosts)
         checks += [c for c in rest if c.name != "database"]
     if as_json:
         print(json.dumps(checks_json(checks), indent=2))

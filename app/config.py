@@ -128,6 +128,13 @@ class Settings(BaseSettings):
         "https://api.github.com"
     )
 
+    # GitLab (gitlab.com or a self-managed instance): an access token with the api scope
+    gitlab_url: Annotated[str, Field(validation_alias=_env("GITLAB_URL"))] = "https://gitlab.com"
+    gitlab_token: Annotated[SecretStr | None, Field(validation_alias=_env("GITLAB_TOKEN"))] = None
+    gitlab_webhook_secret: Annotated[
+        SecretStr | None, Field(validation_alias=_env("GITLAB_WEBHOOK_SECRET"))
+    ] = None
+
     # admin
     admin_token: Annotated[
         SecretStr | None, Field(validation_alias=_env("REVIEWBOT_ADMIN_TOKEN"))
@@ -250,14 +257,14 @@ class Settings(BaseSettings):
             return tuple(v.strip() for v in value.split(",") if v.strip())
         return value
 
-    @field_validator("github_api_url")
+    @field_validator("github_api_url", "gitlab_url")
     @classmethod
     def _strip_trailing_slash(cls, value: str) -> str:
         return value.rstrip("/")
 
     @model_validator(mode="after")
     def _refuse_placeholder_secrets(self) -> Settings:
-        for name in ("github_webhook_secret", "admin_token", *SECRET_KEYS):
+        for name in (*HOST_SECRETS, "admin_token", *SECRET_KEYS):
             secret = getattr(self, name)
             if (
                 secret is not None
@@ -325,6 +332,8 @@ class Settings(BaseSettings):
 ModelRole = Literal["summary", "review", "embedding"]
 MODEL_ROLES: tuple[ModelRole, ...] = ("summary", "review", "embedding")
 #: The model keys, each a secret like the others.
+#: The code hosts' secrets.
+HOST_SECRETS = ("github_webhook_secret", "gitlab_webhook_secret", "gitlab_token")
 SECRET_KEYS = (
     "openai_api_key",
     "azure_openai_api_key",

@@ -271,12 +271,13 @@ class LocalRepo:
         return found
 
 
-#: owner/name as code hosts allow them: what may become a folder name here.
-_REPO_NAME = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+#: Repository keys as code hosts allow them (GitHub's owner/name, GitLab's
+#: instance[:port]/group/.../project): what may become a folder name here.
+_REPO_NAME = re.compile(r"[A-Za-z0-9_.:-]+(/[A-Za-z0-9_.-]+)+")
 
 
 def clone_path(data_dir: Path, repo: str) -> Path:
     """Where the bare clone of ``repo``'s history lives (``owner+name.git``)."""
-    if not _REPO_NAME.fullmatch(repo) or ".." in repo:
+    if not _REPO_NAME.fullmatch(repo) or any(p in {".", ".."} for p in repo.split("/")):
         raise GitError(f"not a repository name: {repo!r}")
     return data_dir / "history" / (repo.replace("/", "+") + ".git")

@@ -1,5 +1,5 @@
-"""What a workflow runs with: settings, the database engine, and the code host (one
-GitHub App client per process). Jobs build it; flows receive it."""
+"""What a workflow runs with: settings, the database engine, and the code hosts (one
+GitHub App client and one GitLab client per process). Jobs build it; flows receive it."""
 
 from __future__ import annotations
 
@@ -9,9 +9,12 @@ from functools import cached_property
 from sqlalchemy import Engine
 
 from app.config import Settings
+from app.forge.hosts import HostRouter
 from app.forge.protocol import CodeHost
 from app.github.client import GitHubApp
 from app.github.host import GitHubHost
+from app.gitlab.host import GitLabHost
+from app.gitlab.records import instance_name
 
 
 @dataclass(frozen=True)
@@ -28,5 +31,8 @@ class Runtime:
 
     @cached_property
     def host(self) -> CodeHost:
-        """The code host the workflows use, sharing the App's client and token cache."""
-        return GitHubHost(self.settings, app=lambda: self.github)
+        """The code hosts the workflows use, as one: GitHub (sharing the App's client and
+        token cache) and the GitLab instance of ``GITLAB_URL``, each repository on its own."""
+        gitlab = GitLabHost(self.settings)
+        github = GitHubHost(self.settings, app=lambda: self.github)
+        return HostRouter(github, {instance_name(self.settings.gitlab_url): gitlab})

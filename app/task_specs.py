@@ -81,7 +81,7 @@ class ReplyArgs:
     installation_id: int
     pr_number: int
     comment_id: int
-    parent_id: int
+    parent_id: int | None  # None: the host's event does not say; the job looks it up
     said: str
     user: str | None
 
@@ -163,3 +163,47 @@ class Job:
     def args(self) -> dict[str, Any]:
         """The keyword arguments the task is deferred with."""
         return asdict(self.spec)
+
+
+# -- the jobs webhooks (of any host) and the admin API enqueue --------------------
+
+
+def review_job(repo: str, installation_id: int, pr_number: int, full: bool = False) -> Job:
+    # One queued review per PR: a burst of pushes coalesces into one job, which reviews
+    # the newest head when it runs. Reviews of one PR never run side by side.
+    key = review_lock(repo, pr_number)
+    args = ReviewArgs(repo, installation_id, pr_number, full)
+    return Job(TaskName.REVIEW, args, queueing_lock=key, lock=key)
+
+
+def index_job(repo: str, installation_id: int, full: bool) -> Job:
+    key = index_lock(repo)
+    queueing = key if not full else f"{key}:full"
+    return Job(TaskName.INDEX, IndexArgs(repo, installation_id, full), queueing, lock=key)
+
+
+def purge_job(repo: str) -> Job:
+    return Job(TaskName.PURGE, RepositoryArgs(repo), lock=index_lock(repo))
+
+
+def describe_job(repo: str, installation_id: int, pr_number: int) -> Job:
+    # the description follows the newest head, like the review; the job reads whether
+    # the repository wants one (``describe`` in .reviewbot.toml)
+    key = describe_lock(repo, pr_number)
+    args = DescribeArgs(repo, installation_id, pr_number)
+    return Job(TaskName.DESCRIBE, args, queueing_lock=key, lock=key)
+
+
+def conversation_job(task: TaskName, args: QuestionArgs | ReplyArgs) -> Job:
+    return Job(task, args, lock=conversation_lock(args.repo, args.pr_number))
+
+
+def command_job(args: CommandArgs) -> Job:
+    return Job(TaskName.COMMAND, args)
+
+
+def feedback_job(repo: str, installation_id: int, pr_number: int) -> Job:
+    """What people made of the bot's comments, read once the PR is done."""
+    key = feedback_lock(repo, pr_number)
+    args = FeedbackArgs(repo, installation_id, pr_number)
+    return Job(TaskName.COLLECT_FEEDBACK, args, queueing_lock=key, lock=key)

@@ -24,6 +24,7 @@ from app.db.engine import DatabaseTarget, make_engine, parse_database_url
 from app.db.migrate import upgrade
 from app.runtime import Runtime
 from tests.fakes.github_server import FakeGitHub, PullState, running_fake_github
+from tests.fakes.gitlab_server import FakeGitLab, MergeRequest, running_fake_gitlab
 from tests.fakes.openai_server import FakeOpenAI, running_fake_openai
 from tests.keys import rsa_key_pair
 from tests.shop_repo import make_history, review_reply
@@ -186,3 +187,38 @@ def github_settings(
 @pytest.fixture
 def run(github_settings: Settings, engine: Engine) -> Runtime:
     return Runtime(github_settings, engine)
+
+
+GITLAB_PROJECT = "acme/shop"
+GITLAB_PROJECT_ID = 15
+GITLAB_TOKEN = "glpat-test-0123456789abcdef"
+GITLAB_SECRET = "gl-webhook-secret-0123456789"
+
+
+@pytest.fixture
+def gitlab(tmp_path: Path) -> Iterator[FakeGitLab]:
+    """A fake GitLab serving the shop repository as project 15 with MR !7."""
+    repo, base = make_history(tmp_path / "shop")
+    head = repo.git("rev-parse", "HEAD").decode().strip()
+    with running_fake_gitlab(repo, GITLAB_PROJECT, GITLAB_PROJECT_ID, GITLAB_TOKEN) as fake:
+        fake.mrs[7] = MergeRequest(7, base, head)
+        fake.members = {"alice": 30, "bob": 20}
+        fake.webhook_secret = GITLAB_SECRET
+        yield fake
+    # every body the bot sent is one GitLab's documentation accepts
+    assert fake.refused == [], fake.refused
+
+
+@pytest.fixture
+def gitlab_settings(
+    llm_settings: Settings, gitlab: FakeGitLab, fake_openai: FakeOpenAI
+) -> Settings:
+    """Settings of a GitLab deployment pointed at the fake GitLab and the fake model."""
+    fake_openai.chat_reply = review_reply
+    return llm_settings.model_copy(
+        update={
+            "gitlab_url": gitlab.base_url,
+            "gitlab_token": SecretStr(GITLAB_TOKEN),
+            "gitlab_webhook_secret": SecretStr(GITLAB_SECRET),
+        }
+    )

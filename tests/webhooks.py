@@ -1,4 +1,4 @@
-"""GitHub's documented webhook payloads, and signing them as GitHub does."""
+"""GitHub's and GitLab's documented webhook payloads, and the headers each sends."""
 
 from __future__ import annotations
 
@@ -34,5 +34,15 @@ def headers(secret: str, body: bytes, event: str, delivery: str) -> dict[str, st
         "X-GitHub-Event": event,
         "X-GitHub-Delivery": delivery,
         "X-Hub-Signature-256": signed(secret, body),
+        "Content-Type": "application/json",
+    }
+
+
+def gitlab_headers(secret: str, event: str, delivery: str) -> dict[str, str]:
+    """The headers GitLab sends with a webhook (``event``: ``Merge Request Hook``, ...)."""
+    return {
+        "X-Gitlab-Event": event,
+        "X-Gitlab-Token": secret,
+        "X-Gitlab-Event-UUID": delivery,
         "Content-Type": "application/json",
     }

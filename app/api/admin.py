@@ -17,7 +17,7 @@ from app.api.deps import EngineDep, SettingsDep
 from app.db.queries.index_runs import last_index_stats
 from app.db.queries.job_errors import JobErrorRow, last_job_error
 from app.db.queries.repositories import installation_of
-from app.github.events import index_job
+from app.task_specs import index_job
 
 router = APIRouter()
 DISABLED = "admin endpoints are disabled: set REVIEWBOT_ADMIN_TOKEN"

@@ -13,7 +13,7 @@ from sqlalchemy import Engine
 from sqlalchemy.engine import URL
 
 from app import __version__
-from app.api import admin, health, metrics, webhooks
+from app.api import admin, gitlab_webhooks, health, metrics, webhooks
 from app.api.dashboard.web import install as install_dashboard
 from app.config import Settings
 from app.jobs import tasks as _tasks  # noqa: F401 (registers the tasks)
@@ -53,9 +53,10 @@ def create_app(
     app.state.engine = engine
     app.include_router(health.router)
     app.include_router(webhooks.router)
+    app.include_router(gitlab_webhooks.router)
     app.include_router(admin.router)
     app.include_router(metrics.router)
     install_dashboard(app)
-    if settings.github_webhook_secret is None:
+    if settings.github_webhook_secret is None and settings.gitlab_webhook_secret is None:
         log.error(kv("webhooks.disabled", reason=webhooks.DISABLED))
     return app

@@ -1,11 +1,14 @@
-"""``POST /webhooks/github``: verify, record the delivery, enqueue jobs, answer fast."""
+"""``POST /webhooks/github``: verify, record the delivery, enqueue jobs, answer fast.
+
+The reading, recording and enqueueing are the same for every host (``/webhooks/gitlab``
+uses them); only the checks and the event router are the host's."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import logging
-from typing import Any
+from typing import Any, Protocol
 
 from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
@@ -17,10 +20,9 @@ from sqlalchemy.exc import DBAPIError
 
 from app.api.deps import EngineDep, SettingsDep
 from app.db.queries.deliveries import finish_delivery, record_delivery
+from app.forge.intake import MAX_WEBHOOK_BYTES, WebhookRejected
 from app.github.events import (
-    MAX_WEBHOOK_BYTES,
     EventContext,
-    WebhookRejected,
     check_headers,
     check_payload,
     check_signature,
@@ -45,40 +47,64 @@ async def github_webhook(
     delivery = request.headers.get("x-github-delivery", "")
     event = request.headers.get("x-github-event", "")
     try:
-        body = await _read_body(request)
+        body = await read_body(request)
         check_signature(
             settings.github_webhook_secret.get_secret_value(),
             body,
             request.headers.get("x-hub-signature-256"),
         )
         check_headers(event, delivery)
-        payload = _parse(body)
+        payload = parse_json(body)
         check_payload(payload)
     except WebhookRejected as exc:
-        log.warning(
-            kv(
-                "webhook.rejected",
-                delivery_id=delivery[:64] or "-",
-                status=exc.status,
-                reason=str(exc),
-            )
-        )
-        return JSONResponse({"detail": str(exc)}, status_code=exc.status)
+        return rejected(delivery, exc)
     context = EventContext(event, payload.get("action"), payload)
-    jobs = event_router.jobs_for(context)
+    return await accept(request, engine, delivery, context, event_router.jobs_for(context))
+
+
+class Delivered(Protocol):
+    """What is recorded of a delivery, whichever host sent it."""
+
+    @property
+    def event(self) -> str: ...
+    @property
+    def action(self) -> str | None: ...
+    @property
+    def repo(self) -> str | None: ...
+    @property
+    def installation_id(self) -> int | None: ...
+
+
+def rejected(delivery: str, exc: WebhookRejected) -> JSONResponse:
+    log.warning(
+        kv(
+            "webhook.rejected",
+            delivery_id=delivery[:64] or "-",
+            status=exc.status,
+            reason=str(exc),
+        )
+    )
+    return JSONResponse({"detail": str(exc)}, status_code=exc.status)
+
+
+async def accept(
+    request: Request, engine: Engine, delivery: str, context: Delivered, jobs: list[Job]
+) -> JSONResponse:
+    """Record the delivery once and enqueue its jobs; 202 when queued, 200 when there was
+    nothing to do or it came before, 503 while the database is away."""
     queue: App = request.app.state.queue
     try:
         status = await _accept(engine, queue, delivery, context, jobs)
     except (DBAPIError, ConnectorException) as exc:
-        # Not recorded (or recorded as 'received'): GitHub logs the failure, and the
-        # redelivery pass asks for it again once the database is back.
+        # Not recorded (or recorded as 'received'): the host logs the failure, and (on
+        # GitHub) the redelivery pass asks for it again once the database is back.
         log.error(kv("webhook.unavailable", delivery_id=delivery, error=type(exc).__name__))
         return JSONResponse({"detail": "database unavailable; redeliver later"}, status_code=503)
     log.info(
         kv(
             "webhook.accepted",
             delivery_id=delivery,
-            event=event,
+            event=context.event,
             event_action=context.action or "-",
             repo=context.repo or "-",
             outcome=status,
@@ -89,21 +115,21 @@ async def github_webhook(
     )
 
 
-async def _read_body(request: Request) -> bytes:
+async def read_body(request: Request) -> bytes:
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > MAX_WEBHOOK_BYTES:
-        raise WebhookRejected(413, "payload larger than GitHub's 25 MB limit")
+        raise WebhookRejected(413, "payload larger than the 25 MB limit")
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > MAX_WEBHOOK_BYTES:
-            raise WebhookRejected(413, "payload larger than GitHub's 25 MB limit")
+            raise WebhookRejected(413, "payload larger than the 25 MB limit")
         chunks.append(chunk)
     return b"".join(chunks)
 
 
-def _parse(body: bytes) -> dict[str, Any]:
+def parse_json(body: bytes) -> dict[str, Any]:
     try:
         payload = json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError):
@@ -115,7 +141,7 @@ def _parse(body: bytes) -> dict[str, Any]:
     return payload
 
 
-def _record(engine: Engine, delivery: str, context: EventContext) -> bool:
+def _record(engine: Engine, delivery: str, context: Delivered) -> bool:
     """Record the delivery; False when an earlier copy of it was already handled."""
     with engine.begin() as conn:
         return record_delivery(
@@ -129,7 +155,7 @@ def _mark(engine: Engine, delivery: str, status: str) -> None:
 
 
 async def _accept(
-    engine: Engine, queue: App, delivery: str, context: EventContext, jobs: list[Job]
+    engine: Engine, queue: App, delivery: str, context: Delivered, jobs: list[Job]
 ) -> str:
     """Record the delivery once; enqueue its jobs unless an earlier copy already did."""
     if not await run_in_threadpool(_record, engine, delivery, context):

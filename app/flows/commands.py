@@ -38,7 +38,7 @@ def run_command(
         log.info(kv("command.refused", repo=repo, pr=pr_number, command=command, user=user))
         return "refused"
     if comment_id is not None:
-        api.react(comment_id, "eyes")
+        api.react(pr_number, comment_id, "eyes")
     if command == "review":
         admin = permission == "admin"
         return review_pull_request(

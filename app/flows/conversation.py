@@ -74,7 +74,7 @@ def answer_question(
         return state
     if asked.reconciled(api.issue_comments(pr_number)):
         return "reconciled"
-    api.react(comment_id, "eyes")
+    api.react(pr_number, comment_id, "eyes")
     pr = api.pull(pr_number)
     question_ = Question(question, str(user))
     body = _answer(run, api, repo, pr, config, question_, question, comment_id)
@@ -87,29 +87,36 @@ def answer_reply(
     installation_id: int,
     pr_number: int,
     comment_id: int,
-    parent_id: int,
+    parent_id: int | None,
     said: str,
     user: str | None,
 ) -> str:
-    """Answer a reply to one of the bot's inline comments, in that thread."""
+    """Answer a reply to one of the bot's inline comments, in that thread. A host whose
+    event does not name the thread's first comment (``parent_id`` None) has it looked up."""
     if run.settings.ask_limit_per_hour == 0:
         return "off"
     api = run.host.repository(installation_id, repo)
-    parent = api.review_comment(parent_id)
-    if parent is None or finding_of(parent.body) is None:
+    if parent_id is None:
+        said_here = api.review_comment(pr_number, comment_id)
+        if said_here is None or said_here.author.bot:
+            return "not ours"  # gone, or the bot's own reply: never answered
+        parent_id = said_here.in_reply_to
+    parent = api.review_comment(pr_number, parent_id) if parent_id is not None else None
+    if parent is None or parent_id is None or finding_of(parent.body) is None:
         return "not ours"
+    root = parent_id
     config = repository_review_config(api, pr_number)
     if over_budget(run, api, repo, installation_id, pr_number, config):
         return "over budget"
 
     def post(body: str) -> int:
-        return api.reply(pr_number, parent_id, body)
+        return api.reply(pr_number, root, body)
 
     asked = _Asked(run, repo, installation_id, pr_number, "reply", comment_id)
     state = asked.admit(api, user, post)
     if state != "go":
         return state
-    thread = [c for c in api.review_comments(pr_number) if parent_id in (c.id, c.in_reply_to)]
+    thread = [c for c in api.review_comments(pr_number) if root in (c.id, c.in_reply_to)]
     if asked.reconciled(thread):
         return "reconciled"
     question = Question(

@@ -41,7 +41,7 @@ def collect_feedback(run: Runtime, repo: str, installation_id: int, pr_number: i
 
 def _row(api: RepoHost, pr_number: int, comment: ReviewComment, resolved: bool) -> FeedbackRow:
     body = comment.body
-    up, down = count_thumbs(api.review_comment_reactions(comment.id))
+    up, down = count_thumbs(api.review_comment_reactions(pr_number, comment.id))
     return FeedbackRow(
         pr_number=pr_number,
         comment_id=comment.id,

@@ -46,7 +46,7 @@ def posted_findings(api: RepoHost, pr_number: int) -> list[PostedFinding]:
 
 
 def gate_findings(
-    api: RepoHost, findings: Iterable[PostedFinding], gate_bar: set[str]
+    api: RepoHost, pr_number: int, findings: Iterable[PostedFinding], gate_bar: set[str]
 ) -> list[Finding]:
     """The findings as the gate weighs them; reactions are read only for those at a
     severity the gate counts (``gate_bar``)."""
@@ -55,7 +55,7 @@ def gate_findings(
         body = found.comment.body
         rejected = False
         if found.severity in gate_bar and not (found.thread and found.thread.resolved):
-            reactions = api.review_comment_reactions(found.comment.id)
+            reactions = api.review_comment_reactions(pr_number, found.comment.id)
             up, down = count_thumbs(reactions)
             rejected = verdict(up, down, False) == "rejected"
         weighed.append(

@@ -35,7 +35,7 @@ from app.flows.findings import gate_findings, posted_findings
 from app.flows.index import index_at
 from app.flows.threads import resolve_fixed_threads
 from app.forge.models import InlineComment, PullRequest
-from app.forge.protocol import ForgeError, RepoHost
+from app.forge.protocol import CommentsRefused, RepoHost
 from app.indexing.embedder import select_embedder
 from app.indexing.source_tree import CONFIG_FILE
 from app.llm.client import make_openai_client
@@ -152,7 +152,7 @@ def _finish_check(
         api.finish_check(check, "neutral", f"reviewbot: {outcome}", summary)
         return
     bar = {s for s in SEVERITY_ORDER if SEVERITY_ORDER.index(s) >= SEVERITY_ORDER.index(gate)}
-    findings = gate_findings(api, posted_findings(api, pr_number), bar)
+    findings = gate_findings(api, pr_number, posted_findings(api, pr_number), bar)
     conclusion, title, said = gate_outcome(gate, findings)
     api.finish_check(check, conclusion, title, f"{said}\n\n{summary}")
 
@@ -319,7 +319,7 @@ def _post(
     permalink: Callable[[str, int, int], str],
     prices: Mapping[str, tuple[float, float]],
 ) -> tuple[int, list[ReviewComment]]:
-    """Post one review; if GitHub refuses the inline comments (422), post them in the body."""
+    """Post one review; if the host refuses the inline comments, post them in the body."""
     cost = cost_line(
         result.model, result.prompt_tokens, result.completion_tokens, prices, result.calls
     )
@@ -335,9 +335,8 @@ def _post(
     ]
     try:
         return api.create_review(pr_number, head, body, comments), result.comments
-    except ForgeError as exc:
-        if exc.status != 422:
-            raise
+    except CommentsRefused:
+        pass
     moved = "\n".join(
         f"- `{c.path}:{c.line}` **{inert(c.title)}**: {inert(c.body)}"
         f" {finding_marker(c.fingerprint)}"

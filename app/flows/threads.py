@@ -56,7 +56,7 @@ def resolve_fixed_threads(
                 continue
             if not already_answered(found.replies):
                 api.reply(pr_number, found.comment.id, resolved_reply(head, why))
-            api.resolve_thread(found.thread.node_id)
+            api.resolve_thread(pr_number, found.thread.node_id)
         except (ForgeError, ReviewModelError) as exc:
             log.warning(
                 kv("thread.not_resolved", pr=pr_number, comment=found.comment.id, error=exc)

@@ -29,7 +29,7 @@ from app.forge.models import (
     ReviewComment,
     ReviewThread,
 )
-from app.forge.protocol import ForgeError
+from app.forge.protocol import CommentsRefused, ForgeError
 from app.github import records
 from app.indexing.archive import ArchiveTooLarge
 
@@ -245,7 +245,12 @@ class RepoApi:
     ) -> int:
         posted = [records.inline_comment(c) for c in comments]
         data = {"commit_id": commit, "body": body, "event": "COMMENT", "comments": posted}
-        return int(self._call("POST", f"/pulls/{number}/reviews", json=data).json()["id"])
+        try:
+            return int(self._call("POST", f"/pulls/{number}/reviews", json=data).json()["id"])
+        except GitHubError as exc:
+            if exc.status == 422 and comments:  # a line not in the diff: nothing was posted
+                raise CommentsRefused(str(exc), exc.status) from None
+            raise
 
     def start_check(self, head: str) -> int:
         data = {"name": "reviewbot", "head_sha": head, "status": "in_progress"}
@@ -271,14 +276,14 @@ class RepoApi:
             self._call("POST", f"/issues/{number}/comments", json={"body": body}).json()["id"]
         )
 
-    def react(self, comment_id: int, content: str) -> None:
+    def react(self, number: int, comment_id: int, content: str) -> None:
         self._call("POST", f"/issues/comments/{comment_id}/reactions", json={"content": content})
 
     def review_comments(self, number: int) -> list[ReviewComment]:
         """The PR's inline comments and replies."""
         return [records.review_comment(c) for c in self._paginate(f"/pulls/{number}/comments")]
 
-    def review_comment(self, comment_id: int) -> ReviewComment | None:
+    def review_comment(self, number: int, comment_id: int) -> ReviewComment | None:
         try:
             return records.review_comment(self._call("GET", f"/pulls/comments/{comment_id}").json())
         except GitHubError as exc:
@@ -291,7 +296,7 @@ class RepoApi:
         path = f"/pulls/{number}/comments/{comment_id}/replies"
         return int(self._call("POST", path, json={"body": body}).json()["id"])
 
-    def review_comment_reactions(self, comment_id: int) -> list[Reaction]:
+    def review_comment_reactions(self, number: int, comment_id: int) -> list[Reaction]:
         path = f"/pulls/comments/{comment_id}/reactions"
         return [records.reaction(r) for r in self._paginate(path)]
 
@@ -316,7 +321,7 @@ class RepoApi:
             after = threads["pageInfo"]["endCursor"]
         return found
 
-    def resolve_thread(self, node_id: str) -> None:
+    def resolve_thread(self, number: int, node_id: str) -> None:
         """Mark a review thread resolved (GraphQL ``resolveReviewThread``)."""
         self._graphql("resolveReviewThread", RESOLVE_MUTATION, {"threadId": node_id})
 

@@ -14,44 +14,32 @@ from typing import Any
 
 from githubkit import webhooks
 
-from app.errors import ReviewbotError
-from app.review.conversation import MAX_QUESTION_CHARS, parse_ask
+from app.forge.intake import (
+    DELIVERY_ID,
+    WebhookRejected,
+    bad,
+    id_field,
+    object_field,
+    text_field,
+)
+from app.review.conversation import COMMANDS, MAX_QUESTION_CHARS, RESOLVE, parse_ask
 from app.task_specs import (
     CommandArgs,
-    DescribeArgs,
-    FeedbackArgs,
-    IndexArgs,
     Job,
     QuestionArgs,
     ReplyArgs,
-    RepositoryArgs,
-    ReviewArgs,
     TaskName,
-    conversation_lock,
-    describe_lock,
-    feedback_lock,
-    index_lock,
-    review_lock,
+    command_job,
+    conversation_job,
+    describe_job,
+    feedback_job,
+    index_job,
+    purge_job,
+    review_job,
 )
 
-#: GitHub caps webhook payloads at 25 MB.
-MAX_WEBHOOK_BYTES = 25 * 1024 * 1024
-#: Delivery ids are UUIDs; event and action names are short snake_case words.
-DELIVERY_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+#: Event and action names are short snake_case words.
 EVENT_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
-MAX_ID = 2**63 - 1  # ids are stored as bigint
-MAX_NAME = 255  # owner/name, branch names
-COMMANDS = {"/review": "review", "/reindex": "reindex", "/describe": "describe", "/help": "help"}
-#: A reply in the bot's thread that only lets it resolve the thread: not a question.
-RESOLVE = "/resolve"
-
-
-class WebhookRejected(ReviewbotError):
-    """The webhook request was refused."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def check_signature(secret: str, body: bytes, header: str | None) -> None:
@@ -72,47 +60,22 @@ def check_headers(event: str, delivery: str) -> None:
         raise WebhookRejected(400, "X-GitHub-Event is not an event name")
 
 
-def _bad(field_name: str, expected: str) -> WebhookRejected:
-    return WebhookRejected(400, f"payload field {field_name} must be {expected}")
-
-
-def _object(payload: dict[str, Any], key: str, where: str = "") -> dict[str, Any]:
-    value = payload.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise _bad(where + key, "an object")
-    return value
-
-
-def _id(value: object, field_name: str) -> None:
-    if value is not None and not (
-        isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_ID
-    ):
-        raise _bad(field_name, "a positive integer below 2^63")
-
-
-def _text(value: object, field_name: str, limit: int = MAX_NAME) -> None:
-    if value is not None and not (isinstance(value, str) and len(value) <= limit):
-        raise _bad(field_name, f"a string of at most {limit} characters")
-
-
 #: GitHub's rules for owner/name: an owner of letters, digits, hyphens (and underscores,
 #: on Enterprise Server); a name of letters, digits, ``.``, ``-`` and ``_``, not ``.`` or ``..``
 FULL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,38}/(?!\.\.?$)[A-Za-z0-9_.-]{1,100}")
 
 
 def _full_name(value: object, field_name: str) -> None:
-    _text(value, field_name)
+    text_field(value, field_name)
     if value is not None and not FULL_NAME.fullmatch(str(value)):
-        raise _bad(field_name, "owner/name as GitHub allows them")
+        raise bad(field_name, "owner/name as GitHub allows them")
 
 
 def _repositories(value: object, field_name: str) -> None:
     if value is None:
         return
     if not isinstance(value, list) or not all(isinstance(r, dict) for r in value):
-        raise _bad(field_name, "a list of objects")
+        raise bad(field_name, "a list of objects")
     for repo in value:
         _full_name(repo.get("full_name"), f"{field_name}[].full_name")
 
@@ -120,22 +83,22 @@ def _repositories(value: object, field_name: str) -> None:
 def check_payload(payload: dict[str, Any]) -> None:
     """The fields the router and the delivery record read have the types, ranges and
     lengths GitHub sends; anything else is refused with 400 before it is recorded."""
-    _text(payload.get("action"), "action", 64)
-    _text(payload.get("ref"), "ref", 1024)
-    installation = _object(payload, "installation")
-    _id(installation.get("id"), "installation.id")
-    repository = _object(payload, "repository")
+    text_field(payload.get("action"), "action", 64)
+    text_field(payload.get("ref"), "ref", 1024)
+    installation = object_field(payload, "installation")
+    id_field(installation.get("id"), "installation.id")
+    repository = object_field(payload, "repository")
     _full_name(repository.get("full_name"), "repository.full_name")
-    _text(repository.get("default_branch"), "repository.default_branch")
+    text_field(repository.get("default_branch"), "repository.default_branch")
     for key in ("pull_request", "issue"):
-        item = _object(payload, key)
-        _id(item.get("number"), f"{key}.number")
-        _text(item.get("state"), f"{key}.state", 32)
-    comment = _object(payload, "comment")
-    _id(comment.get("id"), "comment.id")
-    _text(comment.get("body"), "comment.body", 65536)
-    _text(_object(comment, "user", "comment.").get("login"), "comment.user.login")
-    _id(comment.get("in_reply_to_id"), "comment.in_reply_to_id")
+        item = object_field(payload, key)
+        id_field(item.get("number"), f"{key}.number")
+        text_field(item.get("state"), f"{key}.state", 32)
+    comment = object_field(payload, "comment")
+    id_field(comment.get("id"), "comment.id")
+    text_field(comment.get("body"), "comment.body", 65536)
+    text_field(object_field(comment, "user", "comment.").get("login"), "comment.user.login")
+    id_field(comment.get("in_reply_to_id"), "comment.in_reply_to_id")
     for key in ("repositories", "repositories_added", "repositories_removed"):
         _repositories(payload.get(key), key)
 
@@ -182,32 +145,6 @@ class Router:
 
 
 router = Router()
-
-
-def review_job(repo: str, installation_id: int, pr_number: int, full: bool = False) -> Job:
-    # One queued review per PR: a burst of pushes coalesces into one job, which reviews
-    # the newest head when it runs. Reviews of one PR never run side by side.
-    key = review_lock(repo, pr_number)
-    args = ReviewArgs(repo, installation_id, pr_number, full)
-    return Job(TaskName.REVIEW, args, queueing_lock=key, lock=key)
-
-
-def index_job(repo: str, installation_id: int, full: bool) -> Job:
-    key = index_lock(repo)
-    queueing = key if not full else f"{key}:full"
-    return Job(TaskName.INDEX, IndexArgs(repo, installation_id, full), queueing, lock=key)
-
-
-def purge_job(repo: str) -> Job:
-    return Job(TaskName.PURGE, RepositoryArgs(repo), lock=index_lock(repo))
-
-
-def describe_job(repo: str, installation_id: int, pr_number: int) -> Job:
-    # the description follows the newest head, like the review; the job reads whether
-    # the repository wants one (``describe`` in .reviewbot.toml)
-    key = describe_lock(repo, pr_number)
-    args = DescribeArgs(repo, installation_id, pr_number)
-    return Job(TaskName.DESCRIBE, args, queueing_lock=key, lock=key)
 
 
 @router.on("pull_request", {"opened", "reopened", "ready_for_review", "synchronize"})
@@ -277,10 +214,6 @@ def _from_a_bot(comment: dict[str, Any]) -> bool:
     return user.get("type") == "Bot" or str(user.get("login", "")).endswith("[bot]")
 
 
-def conversation_job(task: TaskName, args: QuestionArgs | ReplyArgs) -> Job:
-    return Job(task, args, lock=conversation_lock(args.repo, args.pr_number))
-
-
 @router.on("issue_comment", {"created"})
 def on_comment(ctx: EventContext) -> list[Job]:
     issue = ctx.payload.get("issue") or {}
@@ -310,7 +243,7 @@ def on_comment(ctx: EventContext) -> list[Job]:
     spec = CommandArgs(
         ctx.repo, ctx.installation_id, issue["number"], command, user, comment.get("id")
     )
-    return [Job(TaskName.COMMAND, spec)]
+    return [command_job(spec)]
 
 
 @router.on("pull_request_review_comment", {"created"})
@@ -347,6 +280,4 @@ def on_pull_request_closed(ctx: EventContext) -> list[Job]:
     pr = ctx.payload.get("pull_request") or {}
     if ctx.repo is None or ctx.installation_id is None or not isinstance(pr.get("number"), int):
         return []
-    key = feedback_lock(ctx.repo, pr["number"])
-    args = FeedbackArgs(ctx.repo, ctx.installation_id, pr["number"])
-    return [Job(TaskName.COLLECT_FEEDBACK, args, queueing_lock=key, lock=key)]
+    return [feedback_job(ctx.repo, ctx.installation_id, pr["number"])]

@@ -10,9 +10,9 @@ from functools import cached_property
 from pathlib import Path
 
 from app.config import Settings
+from app.forge.git_fetch import fetch_branch
 from app.git import LocalRepo
 from app.github.client import GitHubApp, RepoApi
-from app.github.git_fetch import fetch_branch
 from app.github.urls import permalinks, web_url
 
 
@@ -33,6 +33,9 @@ class GitHubHost:
 
     def permalinks(self, repo: str, commit: str) -> Callable[[str, int, int], str]:
         return permalinks(self.settings.github_api_url, repo, commit)
+
+    def pull_url(self, repo: str, number: int) -> str:
+        return f"{web_url(self.settings.github_api_url)}/{repo}/pull/{number}"
 
     def fetch_history(
         self,

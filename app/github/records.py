@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.diff.assemble import file_diff
 from app.forge.models import (
     Author,
     ChangedFile,
@@ -103,15 +104,7 @@ def files_to_diff(files: list[dict[str, Any]]) -> bytes:
     """A unified diff from the pull request files endpoint (its ``patch`` fields)."""
     parts = []
     for f in files:
-        new, old = f["filename"], f.get("previous_filename") or f["filename"]
-        header = f"diff --git a/{old} b/{new}\n"
-        if f.get("status") == "renamed" and old != new:
-            header += f"rename from {old}\nrename to {new}\n"
-        patch = f.get("patch")
-        if patch is None:
-            parts.append(header + f"Binary files a/{old} and b/{new} differ\n")
-            continue
-        source = "/dev/null" if f.get("status") == "added" else f"a/{old}"
-        target = "/dev/null" if f.get("status") == "removed" else f"b/{new}"
-        parts.append(f"{header}--- {source}\n+++ {target}\n{patch}\n")
+        new = f["filename"]
+        old = f.get("previous_filename") or new
+        parts.append(file_diff(old, new, str(f.get("status") or ""), f.get("patch")))
     return "".join(parts).encode()

@@ -4,7 +4,7 @@ source files it changed and the definitions (functions, methods, classes) those 
 fell in.
 
 Mining reads git, nothing else: a local repository for the CLI, a bare shallow fetch
-for the App (``app/github/git_fetch.py``). It is incremental: the newest commit mined is
+for the App (``app/forge/git_fetch.py``). It is incremental: the newest commit mined is
 kept (``repositories.history_commit``), and a later run reads only the commits after
 it; a history that no longer contains it (a force push) is mined again from scratch.
 Commits that change more than ``max_files`` source files (sweeping renames, formatting)

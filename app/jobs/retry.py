@@ -1,8 +1,8 @@
 """Which job failures are worth another attempt, and when.
 
-Transient failures (the network, GitHub or the model answering 5xx or 429, a database
+Transient failures (the network, the code host or the model answering 5xx or 429, a database
 that dropped the connection) are retried with exponential backoff. Everything else is
-permanent (a 4xx from GitHub, bad configuration, a malformed payload, an archive over
+permanent (a 4xx from the code host, bad configuration, a malformed payload, an archive over
 its limits, a bug): retrying cannot help, so the job fails at once and says why.
 """
 
@@ -18,7 +18,7 @@ import sqlalchemy.exc
 from procrastinate import BaseRetryStrategy, RetryDecision
 from procrastinate.jobs import Job
 
-from app.github.client import GitHubError
+from app.forge.protocol import ForgeError
 from app.indexing.indexer import IndexBusy
 from app.review.model import ReviewModelError
 
@@ -37,7 +37,7 @@ def is_transient(exc: BaseException) -> bool:
     """True when the same job may well succeed if it runs again later."""
     if isinstance(exc, IndexBusy):
         return True
-    if isinstance(exc, GitHubError | ReviewModelError):
+    if isinstance(exc, ForgeError | ReviewModelError):
         status = exc.status
         return status is None or status >= 500 or status == 429
     if isinstance(exc, sqlalchemy.exc.DBAPIError) and exc.connection_invalidated:

@@ -237,7 +237,7 @@ def answer_reply(
     installation_id: int,
     pr_number: int,
     comment_id: int,
-    parent_id: int,
+    parent_id: int | None,
     said: str,
     user: str | None,
 ) -> None:

@@ -23,6 +23,10 @@ USER = Template(
 ASK = re.compile(r"\A/ask(?:\s+(.*))?\Z", re.S)
 #: A question longer than this is cut (it is data, and it costs tokens).
 MAX_QUESTION_CHARS = 4000
+#: Comments that are commands, on any host, and the command each names.
+COMMANDS = {"/review": "review", "/reindex": "reindex", "/describe": "describe", "/help": "help"}
+#: A reply in the bot's thread that only lets it resolve the thread: not a question.
+RESOLVE = "/resolve"
 
 
 @dataclass(frozen=True)

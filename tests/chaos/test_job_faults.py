@@ -4,10 +4,6 @@ outage, permanent and transient errors. Each ends with the newest head reviewed.
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,9 +12,6 @@ from sqlalchemy import Engine, text
 from sqlalchemy.engine import URL
 
 from app.config import Settings
-from app.db.embedded import PGDATA_DIRNAME, start_embedded_server
-from app.db.engine import DatabaseTarget, make_engine
-from app.db.migrate import upgrade
 from app.jobs.queue import opened_queue, recover_stalled_jobs
 from tests.fakes.github_server import FakeGitHub
 from tests.support.app import (
@@ -30,6 +23,7 @@ from tests.support.app import (
     serving,
     wait_for,
 )
+from tests.support.outage import Outage, ready
 
 pytestmark = pytest.mark.chaos
 
@@ -142,40 +136,16 @@ def test_transient_errors_are_retried_until_the_review_is_posted(
     assert len(github.reviews) == 1
 
 
-def _kill_postmaster(pgdata: Path) -> None:
-    pid = int((pgdata / "postmaster.pid").read_text().split("\n", 1)[0])
-    os.kill(pid, signal.SIGKILL)
-
-
-def _restart(data_dir: Path) -> None:
-    """Start the server again from another process (this one's handle still thinks it runs);
-    it keeps running after that process exits, since this process still holds a handle."""
-    code = (
-        "import sys, pathlib; from app.db.embedded import start_embedded_server as start;"
-        " start(pathlib.Path(sys.argv[1]))"
-    )
-    deadline = time.monotonic() + 60
-    while True:  # until the killed server's backends have noticed and exited
-        done = subprocess.run([sys.executable, "-c", code, str(data_dir)], capture_output=True)
-        if done.returncode == 0:
-            return
-        assert time.monotonic() < deadline, done.stderr.decode()[-2000:]
-        time.sleep(1)
-
-
 def test_worker_survives_a_database_outage(
     github_settings: Settings, github: FakeGitHub, tmp_path: Path
 ) -> None:
-    data_dir = tmp_path / "outage-pg"
-    url = start_embedded_server(data_dir)
-    engine = make_engine(DatabaseTarget(url, embedded=False))
-    upgrade(engine)
+    outage = Outage(tmp_path / "outage-pg")
     try:
-        with serving(github_settings, engine, worker=True) as base:
-            wait_for(lambda: _ready(base), seconds=30)
-            _kill_postmaster(data_dir / PGDATA_DIRNAME)
+        with serving(github_settings, outage.engine, worker=True) as base:
+            wait_for(lambda: ready(base), seconds=30)
+            outage.down()
             time.sleep(10)  # the outage
-            _restart(data_dir)
+            outage.up()
             cleared = time.monotonic()
             head = github.pulls[7].head
             wait_for(
@@ -184,36 +154,9 @@ def test_worker_survives_a_database_outage(
             )
             wait_for(lambda: len(github.reviews) == 1, seconds=30)
             assert time.monotonic() - cleared < 30
-            wait_for(lambda: _ready(base), seconds=30)
+            wait_for(lambda: ready(base), seconds=30)
     finally:
-        engine.dispose()
-        _stop_postmaster(data_dir / PGDATA_DIRNAME)
-
-
-def _stop_postmaster(pgdata: Path) -> None:
-    """Stop the restarted server (fast shutdown): no process of this run owns it, so none
-    would stop it, and it would outlive the test run."""
-    try:
-        pid = int((pgdata / "postmaster.pid").read_text().split("\n", 1)[0])
-        os.kill(pid, signal.SIGINT)
-    except (OSError, ValueError):
-        return  # not running
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except OSError:
-            return
-        time.sleep(0.2)
-
-
-def _ready(base: str) -> bool:
-    import httpx
-
-    try:
-        return httpx.get(f"{base}/readyz", timeout=5).status_code == 200
-    except httpx.HTTPError:
-        return False
+        outage.close()
 
 
 def test_delivery_missed_while_down_is_redelivered_and_reviewed(

@@ -4,10 +4,6 @@ fake model, driven by GitHub's documented webhook payloads."""
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
-import threading
 import time
 from typing import Any
 
@@ -19,9 +15,8 @@ from app.config import Settings
 from tests.conftest import GITHUB_INSTALLATION, GITHUB_REPO
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.openai_server import CHAT, FakeOpenAI
-from tests.processes import clean_env
-from tests.shop_repo import review_reply
 from tests.support.app import jobs_left, pr_event, send, serving, wait_for
+from tests.support.workers import kill_a_worker_mid_review
 from tests.webhooks import payload
 
 
@@ -101,26 +96,6 @@ def test_github_502_on_posting_gives_exactly_one_review(
         assert conn.execute(text("SELECT status FROM reviews")).scalar_one() == "posted"
 
 
-def _worker(settings: Settings, url: URL) -> subprocess.Popen[bytes]:
-    env = clean_env(
-        DATABASE_URL=url.render_as_string(hide_password=False),
-        REVIEWBOT_DATA_DIR=str(settings.data_dir),
-        GITHUB_APP_ID=str(settings.github_app_id),
-        GITHUB_APP_PRIVATE_KEY=settings.github_app_private_key.get_secret_value(),  # type: ignore[union-attr]
-        GITHUB_API_URL=settings.github_api_url,
-        OPENAI_BASE_URL=str(settings.openai_base_url),
-        OPENAI_API_KEY="sk-test-0123456789abcdef",
-        REVIEWBOT_LLM_MAX_RETRIES="0",
-        REVIEWBOT_STALLED_WORKER_SECONDS="2",
-    )
-    return subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "worker"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-
-
 def test_worker_killed_mid_review_then_review_posted_once(
     github_settings: Settings,
     engine: Engine,
@@ -128,39 +103,19 @@ def test_worker_killed_mid_review_then_review_posted_once(
     github: FakeGitHub,
     fake_openai: FakeOpenAI,
 ) -> None:
-    release = threading.Event()
-    reviews_asked = threading.Event()
-
-    def slow_review(body: dict[str, Any]) -> str:
-        if "### chunk" not in body["messages"][-1]["content"] and not reviews_asked.is_set():
-            reviews_asked.set()
-            release.wait(30)  # the first review answer never reaches its (killed) worker
-        return review_reply(body)
-
-    fake_openai.chat_reply = slow_review
-    first = _worker(github_settings, database_url)
-    try:
-        with serving(github_settings, engine, worker=False) as base:
-            assert (
-                send(base, "pull_request", pr_event("opened", github.pulls[7].head)).status_code
-                == 202
-            )
-            assert reviews_asked.wait(60), "the review never reached the model"
-            first.send_signal(signal.SIGKILL)
-            first.wait(10)
-            release.set()
-            time.sleep(3)  # longer than REVIEWBOT_STALLED_WORKER_SECONDS: the worker is dead
-            second = _worker(github_settings, database_url)
-            try:
-                wait_for(lambda: len(github.reviews) == 1, seconds=90)
-                wait_for(lambda: jobs_left(engine) == 0)
-            finally:
-                second.terminate()
-                second.wait(20)
-    finally:
-        release.set()
-        if first.poll() is None:
-            first.kill()
+    kill_a_worker_mid_review(
+        github_settings,
+        engine,
+        database_url,
+        fake_openai,
+        lambda base: (
+            send(base, "pull_request", pr_event("opened", github.pulls[7].head)).status_code
+        ),
+        lambda: len(github.reviews) == 1,
+        GITHUB_APP_ID=str(github_settings.github_app_id),
+        GITHUB_APP_PRIVATE_KEY=github_settings.github_app_private_key.get_secret_value(),  # type: ignore[union-attr]
+        GITHUB_API_URL=github_settings.github_api_url,
+    )
     assert len(github.reviews) == 1
 
 

@@ -6,7 +6,6 @@ resolve themselves, and budgets."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from sqlalchemy import Engine
@@ -14,9 +13,10 @@ from sqlalchemy import Engine
 from app.config import Settings
 from tests.conftest import GITHUB_INSTALLATION, GITHUB_REPO
 from tests.fakes.github_server import FakeGitHub
-from tests.fakes.openai_server import CHAT, FakeOpenAI, summaries_for
+from tests.fakes.openai_server import CHAT, FakeOpenAI
 from tests.shop_repo import CHECKOUT_V2
 from tests.support.app import jobs_left, pr_event, send, serving, wait_for
+from tests.support.models import finding, model
 from tests.webhooks import payload
 
 FIX = (
@@ -24,56 +24,6 @@ FIX = (
     "        total = apply_discount(total, coupon.fraction * 100)\n"
     "    return format_price(total)"
 )
-
-
-#: Words, not numbers: a finding's fingerprint leaves digits out.
-WORDS = {6: "six", 7: "seven", 8: "eight"}
-
-
-def finding(line: int, severity: str = "major", **extra: Any) -> dict[str, Any]:
-    return {
-        "path": "shop/checkout.py",
-        "line": line,
-        "start_line": None,
-        "side": "RIGHT",
-        "severity": severity,
-        "title": f"Finding on line {WORDS[line]}",
-        "body": f"Something is wrong on line {WORDS[line]}.",
-        "suggestion": None,
-        **extra,
-    }
-
-
-def model(
-    comments: list[dict[str, Any]],
-    description: dict[str, Any] | None = None,
-    still_applies: bool = False,
-) -> Any:
-    """The fake model: summaries, reviews with ``comments``, descriptions and verdicts on
-    whether a finding still applies."""
-
-    def reply(body: dict[str, Any]) -> str:
-        system, prompt = body["messages"][0]["content"], body["messages"][-1]["content"]
-        if "### chunk" in prompt:
-            return summaries_for(prompt)
-        if "writing the description" in system:
-            return json.dumps(description or {"summary": "Adds coupons.", "labels": []})
-        if "Earlier you left a review comment" in system:
-            return json.dumps({"still_applies": still_applies, "why": "It multiplies now."})
-        files = [line.split(" ")[1] for line in prompt.splitlines() if line.startswith("### ")]
-        return json.dumps(
-            {
-                "summary": "Applies coupon discounts at checkout.",
-                "walkthrough": [
-                    {"path": p, "change": f"model's phrase for {p}", "theme": "checkout"}
-                    for p in files
-                    if "/" in p
-                ],
-                "comments": comments,
-            }
-        )
-
-    return reply
 
 
 def review_prompts(fake: FakeOpenAI) -> list[str]:

@@ -10,7 +10,6 @@ request takes effect before the failure is returned (a response lost in transit)
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import re
@@ -21,15 +20,15 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlparse
 
 import jwt
 
 from app.diff.parse import parse_diff
+from tests.fakes.git_http import basic_credentials, git_backend
 from tests.fakes.github_schema import body_problem, conversion, conversion_problem, manifest_problem
-from tests.fakes.loopback import serving
+from tests.fakes.loopback import serving_fake
 from tests.gitrepo import GitRepo
 from tests.keys import rsa_key_pair
 
@@ -405,42 +404,14 @@ class FakeGitHub:
         """git's smart HTTP protocol, as github.com serves it at ``/owner/name.git``: the
         real ``git http-backend`` over the test repository, behind GitHub's check of the
         installation token (HTTP Basic, user ``x-access-token``)."""
-        auth = headers.get("authorization", "")
-        try:
-            user, _, token = base64.b64decode(auth.removeprefix("Basic ")).decode().partition(":")
-        except ValueError:
-            user, token = "", ""
+        user, token = basic_credentials(headers)
         if user != "x-access-token" or token not in self._tokens:
             return 401, {"www-authenticate": 'Basic realm="GitHub"'}, b"Unauthorized\n"
         scripted = self._scripted(method, path)
         if scripted:
             return scripted[0], {"content-type": "text/plain"}, b"scripted failure\n"
         rest = path[len(f"/{self.full_name}.git") :]
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "GIT_PROJECT_ROOT": str(self.repo.root),
-            "GIT_HTTP_EXPORT_ALL": "1",
-            "PATH_INFO": "/.git" + rest,
-            "REQUEST_METHOD": method,
-            "QUERY_STRING": query,
-            "CONTENT_TYPE": headers.get("content-type", ""),
-            "CONTENT_LENGTH": str(len(body)),
-            "GIT_PROTOCOL": headers.get("git-protocol", ""),
-            "HTTP_CONTENT_ENCODING": headers.get("content-encoding", ""),
-            "REMOTE_ADDR": "127.0.0.1",
-        }
-        done = subprocess.run(
-            ["git", "http-backend"], input=body, capture_output=True, env=env, check=False
-        )
-        head, _, payload = done.stdout.partition(b"\r\n\r\n")
-        status, out = 200, {}
-        for line in head.decode("latin-1").split("\r\n"):
-            name, _, value = line.partition(":")
-            if name.lower() == "status":
-                status = int(value.split()[0])
-            elif name:
-                out[name.lower()] = value.strip()
-        return status, out, payload
+        return git_backend(self.repo.root, rest, method, query, headers, body)
 
     def _comparison(self, base: str, head: str) -> tuple[int, dict[str, str], bytes]:
         """GitHub's JSON comparison: ``status`` and at most ``COMPARE_MAX_FILES`` files
@@ -765,62 +736,11 @@ def _json(status: int, data: Any) -> tuple[int, dict[str, str], bytes]:
     return status, {"content-type": "application/json"}, json.dumps(data).encode()
 
 
-class _Handler(BaseHTTPRequestHandler):
-    fake: FakeGitHub
-    protocol_version = "HTTP/1.1"
-
-    def _serve(self, method: str) -> None:
-        if self.headers.get("transfer-encoding", "").lower() == "chunked":
-            body = self._chunked()
-        else:
-            length = int(self.headers.get("content-length", "0") or 0)
-            body = self.rfile.read(length) if length else b""
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        status, out_headers, payload = self.fake.handle(method, self.path, headers, body)
-        self.send_response(status)
-        for key, value in out_headers.items():
-            self.send_header(key, value)
-        if not isinstance(payload, bytes):  # a stream: chunked, as it is made
-            self.send_header("transfer-encoding", "chunked")
-            self.end_headers()
-            for piece in payload:
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
-            self.wfile.write(b"0\r\n\r\n")
-            return
-        self.send_header("content-length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def _chunked(self) -> bytes:
-        """A request body in chunked transfer encoding (git sends large ones so)."""
-        parts = []
-        while True:
-            size = int(self.rfile.readline().split(b";")[0].strip(), 16)
-            if size == 0:
-                self.rfile.readline()
-                return b"".join(parts)
-            parts.append(self.rfile.read(size))
-            self.rfile.readline()
-
-    def do_GET(self) -> None:
-        self._serve("GET")
-
-    def do_POST(self) -> None:
-        self._serve("POST")
-
-    def do_PATCH(self) -> None:
-        self._serve("PATCH")
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @contextmanager
 def running_fake_github(
     repo: GitRepo, full_name: str, app_id: int, public_key: str
 ) -> Iterator[FakeGitHub]:
     fake = FakeGitHub(repo=repo, full_name=full_name, app_id=app_id, public_key=public_key)
-    handler = type("Handler", (_Handler,), {"fake": fake})
-    with serving(handler) as base:
+    with serving_fake(fake) as base:
         fake.base_url = base + ""
         yield fake

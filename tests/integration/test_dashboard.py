@@ -263,6 +263,7 @@ def test_reviews_are_paginated_and_filtered_by_repository(client: TestClient) ->
     first = client.get("/admin/reviews")
     rows = _rows(first.text, "reviews")
     assert len(rows) == 50 and "acme/shop#219" in rows[0]  # newest first
+    assert 'href="https://github.com/acme/shop/pull/219"' in first.text  # its host's page
     statuses = {s for r in rows for s in ("posted", "skipped", "failed", "posting") if s in r}
     assert statuses == {"posted", "skipped", "failed", "posting"}
     assert "42.0 s" in rows[1] and "1,200 / 300" in rows[0]

@@ -27,7 +27,7 @@ def reviews_in_db(engine: Engine) -> list[tuple[object, ...]]:
             tuple(r)
             for r in conn.execute(
                 text(
-                    "SELECT pr_number, head_sha, status, github_review_id,"
+                    "SELECT pr_number, head_sha, status, host_review_id,"
                     " cardinality(comment_fingerprints) FROM reviews ORDER BY id"
                 )
             )

@@ -24,6 +24,7 @@ from app.errors import ReviewbotError
 from app.indexing.embedder import select_embedder
 from app.llm.prices import model_prices
 from app.retrieval.search import search
+from app.runtime import Runtime
 
 router = APIRouter(prefix="/admin")
 SPEND_DAYS = 14
@@ -139,6 +140,7 @@ def reviews(
     request: Request,
     operator: OperatorDep,
     engine: EngineDep,
+    settings: SettingsDep,
     repo: Annotated[str | None, Query(max_length=255)] = None,
     before: Before = None,
 ) -> Response:
@@ -148,6 +150,7 @@ def reviews(
     context = _page(
         operator,
         "reviews",
+        pull_url=Runtime(settings, engine).host.pull_url,  # each on its own host's pages
         reviews=rows[:PAGE_SIZE],
         repo=repo or "",
         unknown_repo=bool(repo) and repo_id is None,

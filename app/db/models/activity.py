@@ -55,7 +55,8 @@ class Review(Base):
     base_sha: Mapped[str] = mapped_column(String(64))
     head_sha: Mapped[str] = mapped_column(String(64))
     status: Mapped[str] = mapped_column(String(32), server_default="pending")
-    github_review_id: Mapped[int | None] = mapped_column(BigInteger)
+    # the review on its host: GitHub's review id, the id of a GitLab review's summary note
+    host_review_id: Mapped[int | None] = mapped_column(BigInteger)
     comment_fingerprints: Mapped[list[str]] = mapped_column(ARRAY(String(64)), server_default="{}")
     comment_count: Mapped[int] = mapped_column(Integer, server_default="0")
     model: Mapped[str | None] = mapped_column(String(128))

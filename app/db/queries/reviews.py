@@ -158,7 +158,7 @@ def finish_review(
 ) -> None:
     conn.execute(
         text(
-            "UPDATE reviews SET status = :s, github_review_id = coalesce(:g, github_review_id),"
+            "UPDATE reviews SET status = :s, host_review_id = coalesce(:g, host_review_id),"
             " comment_fingerprints = :f, comment_count = :n, updated_at = now(),"
             " finished_at = now() WHERE repository_id = :r AND pr_number = :p AND head_sha = :h"
         ),

@@ -1,6 +1,7 @@
-"""A repository's history from GitHub over git's smart HTTP protocol: a bare, shallow
-clone kept under the data directory, fetched with the installation's token, for the
-co-change signal (``app/indexing/history.py`` mines it).
+"""A repository's history from its code host over git's smart HTTP protocol: a bare,
+shallow clone kept under the data directory, fetched with a token (GitHub's installation
+token, a GitLab access token), for the co-change signal (``app/indexing/history.py``
+mines it).
 
 The token travels in an ``http.extraHeader`` given through git's environment
 (``GIT_CONFIG_*``), never in the URL or the command line, so it shows up in no process
@@ -30,11 +31,14 @@ def fetch_branch(
     *,
     days: float,
     back_to: datetime | None = None,
+    user: str = "x-access-token",
 ) -> tuple[LocalRepo, str]:
     """Fetch ``branch`` of ``repo`` into the bare clone at ``clone`` (made if missing)
     with commits of the last ``days`` days, or since ``back_to`` if that is older.
     Returns the clone and the branch's head commit. ``GitError`` on failure, naming
-    the repository and git's last words, never the token."""
+    the repository and git's last words, never the token. ``user`` is the HTTP Basic
+    user name the host wants with a token (GitHub's ``x-access-token``, GitLab's
+    ``oauth2``)."""
     if not (clone / "HEAD").is_file():
         clone.mkdir(parents=True, exist_ok=True)
         run_git(clone, "init", "--quiet", "--bare")
@@ -42,7 +46,7 @@ def fetch_branch(
     if back_to is not None and back_to < since:
         since = back_to - timedelta(days=1)
     url = f"{git_url.rstrip('/')}/{repo}.git"
-    credentials = base64.b64encode(f"x-access-token:{token.get_secret_value()}".encode())
+    credentials = base64.b64encode(f"{user}:{token.get_secret_value()}".encode())
     env = {
         "GIT_TERMINAL_PROMPT": "0",
         "GIT_CONFIG_COUNT": "1",

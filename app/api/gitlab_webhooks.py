@@ -1,0 +1,45 @@
+"""``POST /webhooks/gitlab``: GitLab's deliveries, checked by their secret token, then
+recorded and enqueued exactly as GitHub's are."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from app.api.deps import EngineDep, SettingsDep
+from app.api.webhooks import accept, parse_json, read_body, rejected
+from app.forge.intake import WebhookRejected
+from app.gitlab.events import (
+    check_event,
+    check_payload,
+    check_token,
+    delivery_key,
+    event_of,
+    jobs_for,
+)
+
+router = APIRouter()
+DISABLED = "GitLab webhooks are disabled: set GITLAB_WEBHOOK_SECRET to the webhook's secret token"
+
+
+@router.post("/webhooks/gitlab")
+async def gitlab_webhook(
+    request: Request, settings: SettingsDep, engine: EngineDep
+) -> JSONResponse:
+    if settings.gitlab_webhook_secret is None:
+        return JSONResponse({"detail": DISABLED}, status_code=503)
+    headers = {k.lower(): v for k, v in request.headers.items()}
+    delivery = headers.get("idempotency-key") or headers.get("x-gitlab-event-uuid", "")
+    try:
+        body = await read_body(request)
+        check_token(
+            settings.gitlab_webhook_secret.get_secret_value(), headers.get("x-gitlab-token")
+        )
+        delivery = delivery_key(headers)
+        check_event(headers.get("x-gitlab-event", ""))
+        payload = parse_json(body)
+        check_payload(payload)
+    except WebhookRejected as exc:
+        return rejected(delivery, exc)
+    event = event_of(payload, settings.gitlab_url)
+    return await accept(request, engine, delivery, event, jobs_for(event))

@@ -1,0 +1,57 @@
+"""``reviewbot doctor``'s checks of GitLab: the token works and may write to merge
+requests, and the webhook secret is set."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from app.checks import Check
+from app.config import Settings
+from app.gitlab.client import GitLabClient, GitLabError
+
+#: The token scope reviewbot needs: reading repositories and writing MR notes, statuses.
+SCOPE = "api"
+
+
+def gitlab_wanted(settings: Settings) -> bool:
+    """GitLab is checked when any of its settings is given."""
+    return settings.gitlab_token is not None or settings.gitlab_webhook_secret is not None
+
+
+def gitlab_checks(settings: Settings) -> list[Callable[[], Check]]:
+    """The checks ``run_checks`` runs for GitLab, in order."""
+    return [lambda: gitlab_token(settings), lambda: gitlab_webhooks(settings)]
+
+
+def gitlab_token(settings: Settings, client: GitLabClient | None = None) -> Check:
+    if settings.gitlab_token is None:
+        return Check(
+            "GitLab",
+            False,
+            "GITLAB_TOKEN is not set",
+            f"make a project, group or personal access token with the {SCOPE} scope",
+        )
+    client = client or GitLabClient(settings.gitlab_url, settings.gitlab_token, retries=0)
+    try:
+        user = client.call("GET", "/user").json()
+        version = client.call("GET", "/version").json().get("version", "?")
+    except GitLabError as exc:
+        fix = (
+            f"the token is wrong, expired or lacks the {SCOPE} scope"
+            if exc.status in (401, 403)
+            else "check GITLAB_URL and the network"
+        )
+        return Check("GitLab", False, str(exc), fix)
+    detail = f"{settings.gitlab_url} (GitLab {version}) as @{user.get('username')}"
+    return Check("GitLab", True, detail)
+
+
+def gitlab_webhooks(settings: Settings) -> Check:
+    if settings.gitlab_webhook_secret is None:
+        return Check(
+            "GitLab webhooks",
+            False,
+            "GITLAB_WEBHOOK_SECRET is not set",
+            "set it to the webhook's secret token (Settings > Webhooks)",
+        )
+    return Check("GitLab webhooks", True, "secret token set; POST /webhooks/gitlab")

@@ -1,0 +1,309 @@
+"""One GitLab project as the workflows use it (``RepoHost``, ``app/forge/protocol.py``).
+
+A review is posted as GitLab has it: one diff discussion per inline comment (its
+``position`` checked against the MR's diff first), then the summary as an MR note. Each
+note of a review carries a hidden tag with the head it reviewed, so a retry after a
+crash posts only what is missing, and the review reads back as one (``reviews``,
+``review_comments``). The merge gate is a commit status named ``reviewbot``.
+"""
+
+from __future__ import annotations
+
+from typing import IO, Any
+from urllib.parse import quote
+
+import httpx
+
+from app.diff.parse import DiffLine, FileDiff, LineKind, parse_diff
+from app.forge.models import (
+    Comment,
+    Comparison,
+    InlineComment,
+    PullRequest,
+    Reaction,
+    Review,
+    ReviewComment,
+    ReviewThread,
+)
+from app.forge.protocol import CommentsRefused
+from app.gitlab import records
+from app.gitlab.client import GitLabClient, GitLabError
+from app.indexing.archive import ArchiveTooLarge
+
+CHUNK_BYTES = 64 * 1024
+#: The check's conclusion as a commit status state (neutral: it does not block).
+STATUS_STATES = {"success": "success", "neutral": "success", "failure": "failed"}
+STATUS_NAME = "reviewbot"
+MAX_DESCRIPTION = 255  # GitLab's limit on a commit status's description
+
+
+class ArchiveOverCap(ArchiveTooLarge):
+    """A project's archive is over the archive byte cap."""
+
+
+class ProjectApi:
+    """The calls reviewbot makes on one project (by id; ``path`` names it in messages)."""
+
+    def __init__(self, client: GitLabClient, project_id: int, path: str) -> None:
+        self.client = client
+        self.path = path
+        self.base = f"/projects/{project_id or quote(path, safe='')}"
+        self._statuses: dict[int, str] = {}  # status id -> its commit
+
+    def _get(self, path: str, **params: Any) -> Any:
+        return self.client.call("GET", self.base + path, params=params or None).json()
+
+    def _send(self, method: str, path: str, data: dict[str, Any]) -> Any:
+        return self.client.call(method, self.base + path, json=data).json()
+
+    def _mr(self, number: int) -> str:
+        return f"/merge_requests/{number}"
+
+    @property
+    def _me(self) -> str:
+        return self.client.username
+
+    # -- reading ------------------------------------------------------------------------
+
+    def pull(self, number: int) -> PullRequest:
+        return records.merge_request(self._get(self._mr(number)))
+
+    def default_branch(self) -> str:
+        return str(self._get("").get("default_branch") or "main")
+
+    def pull_diff(self, number: int) -> bytes:
+        return records.diffs_to_text(self.client.paginate(self.base + self._mr(number) + "/diffs"))
+
+    def compare_diff(self, base: str, head: str) -> bytes:
+        data = self._get("/repository/compare", **{"from": base, "to": head})
+        return records.diffs_to_text(data.get("diffs") or [])
+
+    def compare(self, base: str, head: str) -> Comparison | None:
+        """``head`` against ``base`` (from their merge base, as GitHub's three dots); None
+        when GitLab cannot compare them (a commit gone after a force push)."""
+        if base == head:
+            return Comparison("identical", ())
+        try:
+            merge_base = self._get("/repository/merge_base", **{"refs[]": [base, head]})
+            data = self._get("/repository/compare", **{"from": base, "to": head})
+        except GitLabError as exc:
+            if exc.status in {400, 404}:
+                return None
+            raise
+        found = records.comparison(data, ahead=merge_base.get("id") == base)
+        if merge_base.get("id") == head:
+            return Comparison("behind", found.files, found.complete)
+        return found
+
+    def commit_sha(self, ref: str) -> str:
+        return str(self._get(f"/repository/commits/{quote(ref, safe='')}")["id"])
+
+    def content(self, path: str, ref: str) -> bytes | None:
+        try:
+            response = self.client.call(
+                "GET",
+                f"{self.base}/repository/files/{quote(path, safe='')}/raw",
+                params={"ref": ref},
+            )
+        except GitLabError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return response.content
+
+    def download_tarball(self, ref: str, into: IO[bytes], max_bytes: int) -> int:
+        """Stream the project's archive of ``ref`` (``archive.tar.gz``) into ``into``."""
+        written = 0
+        with self.client.stream(f"{self.base}/repository/archive.tar.gz", sha=ref) as response:
+            try:
+                for chunk in response.iter_bytes(CHUNK_BYTES):
+                    written += len(chunk)
+                    if written > max_bytes:
+                        raise ArchiveOverCap(
+                            f"the archive of {self.path}@{ref} is larger than {max_bytes}"
+                            " bytes (REVIEWBOT_ARCHIVE_MAX_BYTES); nothing was indexed"
+                        )
+                    into.write(chunk)
+            except httpx.HTTPError as exc:
+                raise GitLabError(f"GitLab archive download failed: {type(exc).__name__}") from None
+        return written
+
+    def _notes(self, number: int) -> list[dict[str, Any]]:
+        notes = self.client.paginate(self.base + self._mr(number) + "/notes", sort="asc")
+        return [n for n in notes if not n.get("system")]
+
+    def _discussions(self, number: int) -> list[dict[str, Any]]:
+        return self.client.paginate(self.base + self._mr(number) + "/discussions")
+
+    def reviews(self, number: int) -> list[Review]:
+        """The review summaries: the MR notes that carry a review's tag."""
+        return [
+            Review(int(n["id"]), str(n.get("body") or ""))
+            for n in self._notes(number)
+            if n.get("type") is None and records.tagged_head(str(n.get("body") or ""))
+        ]
+
+    def issue_comments(self, number: int) -> list[Comment]:
+        """Notes on the MR's conversation: not on a line, not a review's summary."""
+        return [
+            records.comment(n, self._me)
+            for n in self._notes(number)
+            if n.get("type") != "DiffNote" and not records.tagged_head(str(n.get("body") or ""))
+        ]
+
+    def review_comments(self, number: int) -> list[ReviewComment]:
+        discussions = self._discussions(number)
+        review_of = {
+            head: int(note["id"])
+            for d in discussions
+            for note in d.get("notes") or []
+            if note.get("type") is None
+            and (head := records.tagged_head(str(note.get("body") or ""))) is not None
+        }
+        return [c for d in discussions for c in records.thread_comments(d, self._me, review_of)]
+
+    def review_comment(self, number: int, comment_id: int) -> ReviewComment | None:
+        return next((c for c in self.review_comments(number) if c.id == comment_id), None)
+
+    def review_threads(self, number: int) -> list[ReviewThread]:
+        found = [records.thread(d) for d in self._discussions(number)]
+        return [t for t in found if t is not None]
+
+    def review_comment_reactions(self, number: int, comment_id: int) -> list[Reaction]:
+        path = f"{self.base}{self._mr(number)}/notes/{comment_id}/award_emoji"
+        return [records.reaction(a, self._me) for a in self.client.paginate(path)]
+
+    def labels(self) -> list[str]:
+        return [str(label["name"]) for label in self.client.paginate(self.base + "/labels")]
+
+    def permission(self, user: str) -> str:
+        """The user's role on the project (inherited ones count), as a permission name."""
+        members = self.client.paginate(self.base + "/members/all", query=user)
+        levels = [int(m.get("access_level") or 0) for m in members if m.get("username") == user]
+        return records.permission(max(levels, default=0))
+
+    # -- writing ------------------------------------------------------------------------
+
+    def create_review(
+        self, number: int, commit: str, body: str, comments: list[InlineComment]
+    ) -> int:
+        """Post the review of ``commit``: its inline discussions, then its summary note;
+        what an earlier attempt already posted is not posted again."""
+        mr = self._get(self._mr(number))
+        refs = mr.get("diff_refs") or {}
+        positions = self._positions(number, refs, comments)
+        posted = {
+            (c.path, c.line, c.body) for c in self.review_comments(number) if c.commit == commit
+        }
+        made: list[tuple[str, int]] = []
+        for comment, place in zip(comments, positions, strict=True):
+            text = records.inline_body(comment, commit)
+            if (comment.path, comment.line, text) in posted:
+                continue
+            try:
+                made.append(self._discuss(number, text, place))
+            except GitLabError as exc:
+                if exc.status != 400:
+                    raise
+                self._withdraw(number, made)
+                raise CommentsRefused(str(exc), exc.status) from None
+        for note in self._notes(number):
+            if note.get("type") is None and records.tagged_head(str(note.get("body"))) == commit:
+                return int(note["id"])
+        summary = f"{body}\n\n{records.review_tag(commit)}"
+        return int(self._send("POST", self._mr(number) + "/notes", {"body": summary})["id"])
+
+    def _positions(
+        self, number: int, refs: dict[str, Any], comments: list[InlineComment]
+    ) -> list[dict[str, Any]]:
+        """Each comment's position, from the MR's diff; ``CommentsRefused`` (nothing
+        posted) for a line the diff does not show."""
+        if not comments:
+            return []
+        files = {f.path: f for f in parse_diff(self.pull_diff(number))}
+        places = []
+        for comment in comments:
+            diff = files.get(comment.path)
+            line = _diff_line(diff, comment) if diff else None
+            if diff is None or line is None:
+                raise CommentsRefused(
+                    f"{comment.path}:{comment.line} is not a line of the merge request's diff",
+                    400,
+                )
+            old_line = line.old_no if line.kind is not LineKind.ADDED else None
+            new_line = line.new_no if line.kind is not LineKind.REMOVED else None
+            places.append(records.position(diff.path, diff.old_path, refs, old_line, new_line))
+        return places
+
+    def _discuss(self, number: int, body: str, place: dict[str, Any]) -> tuple[str, int]:
+        data = self._send(
+            "POST", self._mr(number) + "/discussions", {"body": body, "position": place}
+        )
+        return str(data["id"]), int(data["notes"][0]["id"])
+
+    def _withdraw(self, number: int, made: list[tuple[str, int]]) -> None:
+        """Delete the discussions of a review GitLab refused part of: all or none."""
+        for discussion, note in made:
+            self.client.call(
+                "DELETE", f"{self.base}{self._mr(number)}/discussions/{discussion}/notes/{note}"
+            )
+
+    def start_check(self, head: str) -> int:
+        data = {"state": "running", "name": STATUS_NAME, "description": "Reviewing"}
+        status_id = int(self._send("POST", f"/statuses/{head}", data)["id"])
+        self._statuses[status_id] = head
+        return status_id
+
+    def finish_check(self, check_id: int, conclusion: str, title: str, summary: str) -> None:
+        head = self._statuses.pop(check_id)
+        state = STATUS_STATES.get(conclusion, "failed")
+        data = {"state": state, "name": STATUS_NAME, "description": title[:MAX_DESCRIPTION]}
+        self._send("POST", f"/statuses/{head}", data)
+
+    def comment(self, number: int, body: str) -> int:
+        return int(self._send("POST", self._mr(number) + "/notes", {"body": body})["id"])
+
+    def react(self, number: int, comment_id: int, content: str) -> None:
+        name = records.REACTIONS.get(content, content)
+        try:
+            self._send("POST", f"{self._mr(number)}/notes/{comment_id}/award_emoji", {"name": name})
+        except GitLabError as exc:
+            if exc.status not in {400, 404}:  # given before (GitLab refuses a second one)
+                raise
+
+    def reply(self, number: int, comment_id: int, body: str) -> int:
+        """A reply in the discussion that holds note ``comment_id``."""
+        discussion = next(
+            (
+                d
+                for d in self._discussions(number)
+                if any(n.get("id") == comment_id for n in d.get("notes") or [])
+            ),
+            None,
+        )
+        if discussion is None:
+            raise GitLabError(f"no discussion of !{number} holds note {comment_id}", 404)
+        path = f"{self._mr(number)}/discussions/{discussion['id']}/notes"
+        return int(self._send("POST", path, {"body": body})["id"])
+
+    def resolve_thread(self, number: int, node_id: str) -> None:
+        self._send("PUT", f"{self._mr(number)}/discussions/{node_id}", {"resolved": True})
+
+    def update_description(self, number: int, body: str) -> None:
+        self._send("PUT", self._mr(number), {"description": body})
+
+    def add_labels(self, number: int, names: list[str]) -> None:
+        self._send("PUT", self._mr(number), {"add_labels": ",".join(names)})
+
+
+def _diff_line(diff: FileDiff, comment: InlineComment) -> DiffLine | None:
+    """The diff's line ``comment`` stands on: of the new version (RIGHT), or a removed
+    line of the old one (LEFT)."""
+    for hunk in diff.hunks:
+        for line in hunk.lines:
+            if comment.side == "LEFT":
+                if line.kind is LineKind.REMOVED and line.old_no == comment.line:
+                    return line
+            elif line.kind is not LineKind.REMOVED and line.new_no == comment.line:
+                return line
+    return None

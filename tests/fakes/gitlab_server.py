@@ -1,0 +1,494 @@
+"""A fake GitLab (REST API v4 and git's smart HTTP) on 127.0.0.1, serving one real git
+repository as a project with merge requests.
+
+It checks the access token (``PRIVATE-TOKEN``) on every API call and as the HTTP Basic
+password of git, records every request, and scripts failures (``fail_next``; with
+``apply=True`` the request takes effect before the failure is returned, a response lost
+in transit). Shapes follow GitLab's REST documentation (merge requests, notes,
+discussions, award emoji, commit statuses, repositories, repository files): a body
+missing what GitLab requires is refused with 400 and logged in ``refused``; a diff
+discussion whose ``position`` is not a line of the MR's diff is refused with 400 as
+GitLab does (``line_code`` can't be blank).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlparse
+
+import httpx
+
+from app.diff.parse import LineKind, parse_diff
+from tests.fakes.git_http import basic_credentials, git_backend
+from tests.fakes.loopback import serving_fake
+from tests.gitrepo import GitRepo
+
+Reply = tuple[int, dict[str, str], bytes]
+LINE_CODE = '400 Bad request - Note {:line_code=>["can\'t be blank", "must be a valid line code"]}'
+STATUS_STATES = {"pending", "running", "success", "failed", "canceled", "skipped"}
+
+
+@dataclass
+class MergeRequest:
+    iid: int
+    base: str  # the target branch's commit the MR started from
+    head: str
+    title: str = "Apply coupons at checkout"
+    description: str = "Uses the discount helper from pricing."
+    draft: bool = False
+    author: str = "alice"
+    labels: list[str] = field(default_factory=list)
+    target_branch: str = "main"
+    source_branch: str = "coupons"
+    state: str = "opened"
+
+
+@dataclass
+class FakeGitLab:
+    repo: GitRepo
+    path: str  # path_with_namespace
+    project_id: int
+    token: str
+    bot_username: str = "reviewbot"
+    mrs: dict[int, MergeRequest] = field(default_factory=dict)
+    notes: list[dict[str, Any]] = field(default_factory=list)  # every note, in order
+    awards: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # by note id
+    statuses: list[dict[str, Any]] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    members: dict[str, int] = field(default_factory=dict)  # username -> access level
+    requests: list[tuple[str, str]] = field(default_factory=list)
+    refused: list[tuple[str, str, str]] = field(default_factory=list)
+    # set: diff discussions past this many are refused as GitLab refuses a position it
+    # finds no line code for (its diff of the MR moved on meanwhile)
+    refuse_discussions_after: int | None = None
+    webhook_url: str = ""
+    webhook_secret: str = ""
+    base_url: str = ""
+    _failures: list[tuple[str, str, int, bool]] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _ids: int = 1000
+
+    # -- test helpers ---------------------------------------------------------------------
+
+    def fail_next(self, method: str, suffix: str, statuses: list[int], apply: bool = False) -> None:
+        with self._lock:
+            self._failures += [(method, suffix, s, apply) for s in statuses]
+
+    def deliver(self, event: str, payload: dict[str, Any], uuid_: str | None = None) -> int:
+        """POST a webhook to ``webhook_url`` as GitLab does; returns the status code."""
+        body = json.dumps(payload).encode()
+        headers = {
+            "Content-Type": "application/json",
+            "X-Gitlab-Event": event,
+            "X-Gitlab-Token": self.webhook_secret,
+            "X-Gitlab-Event-UUID": uuid_ or str(uuid.uuid4()),
+            "X-Gitlab-Instance": self.base_url,
+        }
+        return httpx.post(self.webhook_url, content=body, headers=headers, timeout=30).status_code
+
+    def discussions(self, iid: int) -> list[dict[str, Any]]:
+        """The MR's discussions as the API lists them."""
+        order: dict[str, list[dict[str, Any]]] = {}
+        for note in self.notes:
+            if note["_mr"] == iid:
+                order.setdefault(note["_discussion"], []).append(_public(note))
+        return [
+            {"id": did, "individual_note": notes[0]["type"] is None, "notes": notes}
+            for did, notes in order.items()
+        ]
+
+    def diff_threads(self, iid: int) -> list[dict[str, Any]]:
+        return [d for d in self.discussions(iid) if d["notes"][0]["type"] == "DiffNote"]
+
+    def summaries(self, iid: int) -> list[dict[str, Any]]:
+        """The bot's notes on the MR's conversation (review summaries, answers)."""
+        return [
+            _public(n)
+            for n in self.notes
+            if n["_mr"] == iid
+            and n["type"] is None
+            and n["author"]["username"] == self.bot_username
+        ]
+
+    def add_note(
+        self, iid: int, body: str, username: str, discussion: str | None = None
+    ) -> dict[str, Any]:
+        """A person's note on the MR (``discussion``: a reply in that discussion)."""
+        with self._lock:
+            return self._note(iid, body, username, discussion=discussion)
+
+    def award(self, note_id: int, name: str, username: str) -> None:
+        self.awards.setdefault(note_id, []).append(
+            {"id": len(self.awards) + 1, "name": name, "user": {"username": username}}
+        )
+
+    def git(self, *args: str) -> bytes:
+        return subprocess.run(
+            ["git", "-C", str(self.repo.root), *args], capture_output=True, check=False
+        ).stdout
+
+    # -- model ----------------------------------------------------------------------------
+
+    def _next_id(self) -> int:
+        self._ids += 1
+        return self._ids
+
+    def _note(
+        self,
+        iid: int,
+        body: str,
+        username: str,
+        position: dict[str, Any] | None = None,
+        discussion: str | None = None,
+    ) -> dict[str, Any]:
+        first = next((n for n in self.notes if n["_discussion"] == discussion), None)
+        kind = "DiffNote" if position or (first and first["type"] == "DiffNote") else None
+        if discussion and kind is None:
+            kind = "DiscussionNote"
+        note = {
+            "id": self._next_id(),
+            "type": kind,
+            "body": body,
+            "author": {"id": 7, "username": username, "name": username},
+            "system": False,
+            "noteable_type": "MergeRequest",
+            "noteable_iid": iid,
+            "resolvable": kind == "DiffNote",
+            "resolved": False,
+            "position": position or (first or {}).get("position"),
+            "_mr": iid,
+            "_discussion": discussion or uuid.uuid4().hex,
+        }
+        self.notes.append(note)
+        return note
+
+    def _diff_refs(self, mr: MergeRequest) -> dict[str, str]:
+        merge_base = self.git("merge-base", mr.base, mr.head).decode().strip()
+        return {"base_sha": merge_base, "head_sha": mr.head, "start_sha": mr.base}
+
+    def _mr_json(self, mr: MergeRequest) -> dict[str, Any]:
+        return {
+            "id": 100 + mr.iid,
+            "iid": mr.iid,
+            "project_id": self.project_id,
+            "title": mr.title,
+            "description": mr.description,
+            "state": mr.state,
+            "draft": mr.draft,
+            "work_in_progress": mr.draft,
+            "author": {"id": 3, "username": mr.author, "name": mr.author},
+            "labels": list(mr.labels),
+            "source_branch": mr.source_branch,
+            "target_branch": mr.target_branch,
+            "sha": mr.head,
+            "diff_refs": self._diff_refs(mr),
+            "web_url": f"{self.base_url}/{self.path}/-/merge_requests/{mr.iid}",
+        }
+
+    def _file_diffs(self, base: str, head: str) -> list[dict[str, Any]]:
+        """GitLab's per-file diffs of ``base``..``head``: ``diff`` from the first hunk."""
+        listed = self.git("diff", "--name-status", "-M", base, head).decode()
+        out = []
+        for line in listed.splitlines():
+            code, *paths = line.split("\t")
+            old, new = paths[0], paths[-1]
+            text = self.git("diff", "-M", base, head, "--", *dict.fromkeys([old, new])).decode()
+            hunks = text[text.index("@@") :] if "\n@@" in text or text.startswith("@@") else ""
+            out.append(
+                {
+                    "old_path": old,
+                    "new_path": new,
+                    "a_mode": "100644",
+                    "b_mode": "100644",
+                    "new_file": code[0] == "A",
+                    "renamed_file": code[0] == "R",
+                    "deleted_file": code[0] == "D",
+                    "diff": hunks,
+                }
+            )
+        return out
+
+    def _position_problem(self, mr: MergeRequest, position: dict[str, Any]) -> str | None:
+        """Why GitLab would refuse ``position`` on this MR, or None."""
+        refs = self._diff_refs(mr)
+        if any(position.get(k) != refs[k] for k in ("base_sha", "head_sha", "start_sha")):
+            return LINE_CODE
+        diff = parse_diff(self.git("diff", "-M", refs["base_sha"], mr.head))
+        found = next((f for f in diff if f.path == position.get("new_path")), None)
+        if found is None:
+            return LINE_CODE
+        old, new = position.get("old_line"), position.get("new_line")
+        for hunk in found.hunks:
+            for line in hunk.lines:
+                if line.kind is LineKind.ADDED and (old, new) == (None, line.new_no):
+                    return None
+                if line.kind is LineKind.REMOVED and (old, new) == (line.old_no, None):
+                    return None
+                if line.kind is LineKind.CONTEXT and (old, new) == (line.old_no, line.new_no):
+                    return None
+        return LINE_CODE
+
+    # -- routes ---------------------------------------------------------------------------
+
+    def handle(self, method: str, raw: str, headers: dict[str, str], body: bytes) -> Reply:
+        url = urlparse(raw)
+        path, query = url.path, parse_qs(url.query)
+        self.requests.append((method, path))
+        if path.startswith(f"/{self.path}.git/"):
+            _user, token = basic_credentials(headers)
+            if token != self.token:
+                return (
+                    401,
+                    {"www-authenticate": 'Basic realm="GitLab"'},
+                    b"HTTP Basic: Access denied\n",
+                )
+            rest = path[len(f"/{self.path}.git") :]
+            return git_backend(self.repo.root, rest, method, url.query, headers, body)
+        if not path.startswith("/api/v4/"):
+            return _json(404, {"message": "404 Not Found"})
+        if headers.get("private-token") != self.token:
+            return _json(401, {"message": "401 Unauthorized"})
+        rest = path[len("/api/v4") :]
+        scripted = self._scripted(method, rest)
+        if scripted and not scripted[1]:
+            return _json(scripted[0], {"message": f"{scripted[0]} scripted failure"})
+        data = json.loads(body) if body else {}
+        with self._lock:
+            reply = self._route(method, rest, query, data)
+        if scripted:
+            return _json(scripted[0], {"message": f"{scripted[0]} scripted failure after applying"})
+        return reply
+
+    def _scripted(self, method: str, path: str) -> tuple[int, bool] | None:
+        with self._lock:
+            found = next(
+                (f for f in self._failures if f[0] == method and path.endswith(f[1])), None
+            )
+            if found is None:
+                return None
+            self._failures.remove(found)
+        return found[2], found[3]
+
+    def _refuse(self, method: str, rest: str, problem: str) -> Reply:
+        self.refused.append((method, rest, problem))
+        return _json(400, {"error": problem})
+
+    def _route(self, method: str, rest: str, query: dict[str, list[str]], data: Any) -> Reply:
+        if rest == "/user":
+            return _json(200, {"id": 7, "username": self.bot_username, "bot": False})
+        if rest == "/version":
+            return _json(200, {"version": "17.6.0", "revision": "fake"})
+        project = re.fullmatch(r"/projects/([^/]+)(/.*)?", rest)
+        if project is None or unquote(project.group(1)) not in {str(self.project_id), self.path}:
+            return _json(404, {"message": "404 Project Not Found"})
+        sub = project.group(2) or ""
+        q = {k: v[-1] for k, v in query.items()}
+        if sub == "":
+            return _json(200, self._project())
+        if sub.startswith("/repository/"):
+            return self._repository(sub, q, query)
+        if (m := re.fullmatch(r"/statuses/([0-9a-f]{40})", sub)) and method == "POST":
+            return self._status(m.group(1), data)
+        if sub == "/labels":
+            return _json(200, _page([{"id": i, "name": n} for i, n in enumerate(self.labels)], q))
+        if sub == "/members/all":
+            found = [
+                {"id": i, "username": u, "access_level": level}
+                for i, (u, level) in enumerate(self.members.items())
+                if q.get("query", "") in u
+            ]
+            return _json(200, _page(found, q))
+        mr = re.fullmatch(r"/merge_requests/(\d+)(/.*)?", sub)
+        if mr is None or int(mr.group(1)) not in self.mrs:
+            return _json(404, {"message": "404 Not found"})
+        return self._merge_request(method, self.mrs[int(mr.group(1))], mr.group(2) or "", q, data)
+
+    def _project(self) -> dict[str, Any]:
+        return {
+            "id": self.project_id,
+            "path_with_namespace": self.path,
+            "default_branch": "main",
+            "web_url": f"{self.base_url}/{self.path}",
+        }
+
+    def _repository(self, sub: str, q: dict[str, str], query: dict[str, list[str]]) -> Reply:
+        if sub == "/repository/compare":
+            base, head = q.get("from", ""), q.get("to", "")
+            merge_base = self.git("merge-base", base, head).decode().strip()
+            if not merge_base:
+                return _json(404, {"message": "404 Not found"})
+            commits = self.git("rev-list", f"{merge_base}..{head}").decode().split()
+            return _json(
+                200,
+                {
+                    "commit": {"id": head} if commits else None,
+                    "commits": [{"id": c} for c in commits],
+                    "diffs": self._file_diffs(merge_base, head),
+                    "compare_timeout": False,
+                    "compare_same_ref": base == head,
+                },
+            )
+        if sub == "/repository/merge_base":
+            refs = query.get("refs[]", [])
+            found = self.git("merge-base", *refs).decode().strip() if len(refs) == 2 else ""
+            return _json(200, {"id": found}) if found else _json(404, {"message": "404 Not found"})
+        if m := re.fullmatch(r"/repository/commits/(.+)", sub):
+            sha = self.git("rev-parse", "--verify", "-q", f"{unquote(m.group(1))}^{{commit}}")
+            if not sha.strip():
+                return _json(404, {"message": "404 Commit Not Found"})
+            return _json(200, {"id": sha.decode().strip()})
+        if m := re.fullmatch(r"/repository/files/(.+)/raw", sub):
+            done = subprocess.run(
+                [
+                    "git",
+                    "-C",
+                    str(self.repo.root),
+                    "show",
+                    f"{q.get('ref', 'HEAD')}:{unquote(m.group(1))}",
+                ],
+                capture_output=True,
+                check=False,
+            )
+            if done.returncode != 0:
+                return _json(404, {"message": "404 File Not Found"})
+            return 200, {"content-type": "text/plain"}, done.stdout
+        if sub == "/repository/archive.tar.gz":
+            sha = self.git("rev-parse", q.get("sha", "HEAD")).decode().strip()
+            prefix = f"{self.path.split('/')[-1]}-{sha}-{sha}/"
+            archive = self.git("archive", "--format=tar.gz", f"--prefix={prefix}", sha)
+            return 200, {"content-type": "application/x-gzip"}, archive
+        return _json(404, {"message": "404 Not found"})
+
+    def _status(self, sha: str, data: dict[str, Any]) -> Reply:
+        if data.get("state") not in STATUS_STATES:
+            return self._refuse("POST", "/statuses", "state does not have a valid value")
+        if len(str(data.get("description") or "")) > 255:
+            return self._refuse("POST", "/statuses", "description is too long")
+        name = data.get("name") or "default"
+        last = next(
+            (s for s in reversed(self.statuses) if s["sha"] == sha and s["name"] == name), None
+        )
+        if last is not None and last["status"] == data["state"]:
+            return _json(
+                400, {"message": f"Cannot transition status via :run from :{last['status']}"}
+            )
+        status = {
+            "id": self._next_id(),
+            "sha": sha,
+            "name": name,
+            "status": data["state"],
+            "description": data.get("description"),
+        }
+        self.statuses.append(status)
+        return _json(201, status)
+
+    def _merge_request(
+        self, method: str, mr: MergeRequest, sub: str, q: dict[str, str], data: dict[str, Any]
+    ) -> Reply:
+        if sub == "" and method == "GET":
+            return _json(200, self._mr_json(mr))
+        if sub == "" and method == "PUT":
+            unknown = set(data) - {"description", "title", "add_labels", "labels"}
+            if unknown:
+                return self._refuse(method, "/merge_requests", f"unknown fields {sorted(unknown)}")
+            mr.description = data.get("description", mr.description)
+            added = [n for n in str(data.get("add_labels") or "").split(",") if n]
+            mr.labels = list(dict.fromkeys([*mr.labels, *added]))
+            return _json(200, self._mr_json(mr))
+        if sub == "/diffs":
+            return _json(200, _page(self._file_diffs(self._diff_refs(mr)["base_sha"], mr.head), q))
+        if sub == "/notes" and method == "GET":
+            listed = [_public(n) for n in self.notes if n["_mr"] == mr.iid]
+            return _json(200, _page(listed, q))
+        if sub == "/notes" and method == "POST":
+            if not isinstance(data.get("body"), str) or not data["body"]:
+                return self._refuse(method, "/notes", "body is missing")
+            return _json(201, _public(self._note(mr.iid, data["body"], self.bot_username)))
+        if sub == "/discussions" and method == "GET":
+            return _json(200, _page(self.discussions(mr.iid), q))
+        if sub == "/discussions" and method == "POST":
+            return self._discussion(mr, data)
+        if (m := re.fullmatch(r"/discussions/(\w+)/notes", sub)) and method == "POST":
+            if not any(n["_discussion"] == m.group(1) for n in self.notes):
+                return _json(404, {"message": "404 Discussion Not Found"})
+            note = self._note(
+                mr.iid, data.get("body", ""), self.bot_username, discussion=m.group(1)
+            )
+            return _json(201, _public(note))
+        if (m := re.fullmatch(r"/discussions/(\w+)/notes/(\d+)", sub)) and method == "DELETE":
+            self.notes = [n for n in self.notes if n["id"] != int(m.group(2))]
+            return 204, {}, b""
+        if (m := re.fullmatch(r"/discussions/(\w+)", sub)) and method == "PUT":
+            for note in self.notes:
+                if note["_discussion"] == m.group(1) and note["resolvable"]:
+                    note["resolved"] = bool(data.get("resolved"))
+            return _json(200, next(d for d in self.discussions(mr.iid) if d["id"] == m.group(1)))
+        if m := re.fullmatch(r"/notes/(\d+)/award_emoji", sub):
+            note_id = int(m.group(1))
+            if not any(n["id"] == note_id for n in self.notes):
+                return _json(404, {"message": "404 Note Not Found"})
+            if method == "GET":
+                return _json(200, _page(self.awards.get(note_id, []), q))
+            given = self.awards.setdefault(note_id, [])
+            if any(
+                a["name"] == data.get("name") and a["user"]["username"] == self.bot_username
+                for a in given
+            ):
+                return _json(404, {"message": "404 Award Emoji Name has already been taken"})
+            award = {
+                "id": self._next_id(),
+                "name": data["name"],
+                "user": {"username": self.bot_username},
+            }
+            given.append(award)
+            return _json(201, award)
+        return _json(404, {"message": "404 Not found"})
+
+    def _discussion(self, mr: MergeRequest, data: dict[str, Any]) -> Reply:
+        if not isinstance(data.get("body"), str) or not data["body"]:
+            return self._refuse("POST", "/discussions", "body is missing")
+        position = data.get("position")
+        if position is not None:
+            required = {"base_sha", "start_sha", "head_sha", "position_type"}
+            if not isinstance(position, dict) or required - set(position):
+                return self._refuse("POST", "/discussions", "position is missing fields")
+            problem = self._position_problem(mr, position)
+            made = sum(1 for n in self.notes if n["position"] and n["_mr"] == mr.iid)
+            if self.refuse_discussions_after is not None and made >= self.refuse_discussions_after:
+                problem = LINE_CODE
+            if problem:
+                return _json(400, {"message": problem})
+        note = self._note(mr.iid, data["body"], self.bot_username, position=position)
+        found = next(d for d in self.discussions(mr.iid) if d["id"] == note["_discussion"])
+        return _json(201, found)
+
+
+def _public(note: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in note.items() if not k.startswith("_")}
+
+
+def _page(items: list[Any], q: dict[str, str]) -> list[Any]:
+    per_page, page = int(q.get("per_page", "20")), int(q.get("page", "1"))
+    return items[(page - 1) * per_page : page * per_page]
+
+
+def _json(status: int, data: Any) -> Reply:
+    return status, {"content-type": "application/json"}, json.dumps(data).encode()
+
+
+@contextmanager
+def running_fake_gitlab(
+    repo: GitRepo, path: str, project_id: int, token: str
+) -> Iterator[FakeGitLab]:
+    fake = FakeGitLab(repo=repo, path=path, project_id=project_id, token=token)
+    with serving_fake(fake) as base:
+        fake.base_url = base
+        yield fake

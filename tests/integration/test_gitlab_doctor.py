@@ -1,0 +1,54 @@
+"""``reviewbot doctor`` on a GitLab deployment: GitLab's token and webhook secret are
+checked, GitHub's App is not asked for."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pydantic import SecretStr
+from sqlalchemy import Engine
+from typer.testing import CliRunner
+
+from app.cli import cli
+from app.config import Settings
+from app.flows.doctor import run_checks
+from app.gitlab.checks import gitlab_checks
+from tests.conftest import GITLAB_SECRET, GITLAB_TOKEN
+from tests.fakes.gitlab_server import FakeGitLab
+
+
+def test_gitlab_checks_pass_with_a_working_token(
+    gitlab_settings: Settings, engine: Engine, gitlab: FakeGitLab
+) -> None:
+    checks = {
+        c.name: c
+        for c in run_checks(gitlab_settings, engine, False, gitlab_checks(gitlab_settings))
+    }
+    assert checks["GitLab"].ok and checks["GitLab webhooks"].ok
+    assert "as @reviewbot" in checks["GitLab"].detail and "17.6.0" in checks["GitLab"].detail
+
+
+def test_a_wrong_token_is_named_with_its_fix_and_never_shown(
+    gitlab_settings: Settings, engine: Engine, gitlab: FakeGitLab
+) -> None:
+    wrong = gitlab_settings.model_copy(
+        update={"gitlab_token": SecretStr("glpat-wrong-9876543210"), "gitlab_webhook_secret": None}
+    )
+    checks = {c.name: c for c in run_checks(wrong, engine, False, gitlab_checks(wrong))}
+    assert not checks["GitLab"].ok and "401" in checks["GitLab"].detail
+    assert "api scope" in checks["GitLab"].fix
+    assert not checks["GitLab webhooks"].ok
+    assert "glpat-wrong" not in json.dumps([c.as_json() for c in checks.values()])
+
+
+def test_doctor_on_a_gitlab_only_deployment_skips_the_github_app(
+    cli_env: object, gitlab: FakeGitLab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITLAB_URL", gitlab.base_url)
+    monkeypatch.setenv("GITLAB_TOKEN", GITLAB_TOKEN)
+    monkeypatch.setenv("GITLAB_WEBHOOK_SECRET", GITLAB_SECRET)
+    result = CliRunner().invoke(cli, ["doctor", "--json"])
+    checks = {c["name"]: c for c in json.loads(result.stdout)["checks"]}
+    assert checks["GitLab"]["ok"] and checks["GitLab webhooks"]["ok"]
+    assert "GitHub App" not in checks and "webhooks" not in checks
