@@ -125,7 +125,15 @@ async def open_loop(base: str, rate: float, seconds: float) -> tuple[list[float]
         async def send(due: float, body: bytes, headers: dict[str, str]) -> None:
             nonlocal failed
             await asyncio.sleep(max(0.0, due - time.perf_counter()))
-            response = await client.post(f"{base}/webhooks/github", content=body, headers=headers)
+            try:
+                response = await client.post(
+                    f"{base}/webhooks/github", content=body, headers=headers
+                )
+            except httpx.TransportError as exc:  # counted, and shown once
+                failed += 1
+                if failed == 1:
+                    print(f"first transport error: {type(exc).__name__}: {exc!r}")
+                return
             latencies.append(time.perf_counter() - due)
             failed += response.status_code != 202
 

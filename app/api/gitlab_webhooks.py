@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from app.api.deps import EngineDep, SettingsDep
+from app.api.deps import SettingsDep
 from app.api.webhooks import accept, parse_json, read_body, rejected
 from app.forge.intake import WebhookRejected
 from app.gitlab.events import (
@@ -23,9 +23,7 @@ DISABLED = "GitLab webhooks are disabled: set GITLAB_WEBHOOK_SECRET to the webho
 
 
 @router.post("/webhooks/gitlab")
-async def gitlab_webhook(
-    request: Request, settings: SettingsDep, engine: EngineDep
-) -> JSONResponse:
+async def gitlab_webhook(request: Request, settings: SettingsDep) -> JSONResponse:
     if settings.gitlab_webhook_secret is None:
         return JSONResponse({"detail": DISABLED}, status_code=503)
     headers = {k.lower(): v for k, v in request.headers.items()}
@@ -42,4 +40,4 @@ async def gitlab_webhook(
     except WebhookRejected as exc:
         return rejected(delivery, exc)
     event = event_of(payload, settings.gitlab_url)
-    return await accept(request, engine, delivery, event, jobs_for(event))
+    return await accept(request, delivery, event, jobs_for(event))

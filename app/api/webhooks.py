@@ -10,15 +10,14 @@ import json
 import logging
 from typing import Any, Protocol
 
+import psycopg
 from fastapi import APIRouter, Request
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from procrastinate import App
 from procrastinate.exceptions import AlreadyEnqueued, ConnectorException
-from sqlalchemy import Engine
-from sqlalchemy.exc import DBAPIError
+from psycopg_pool import PoolTimeout
 
-from app.api.deps import EngineDep, SettingsDep
+from app.api.deps import SettingsDep
 from app.db.queries.deliveries import finish_delivery, record_delivery
 from app.forge.intake import MAX_WEBHOOK_BYTES, WebhookRejected
 from app.github.events import (
@@ -35,13 +34,13 @@ from app.task_specs import Job
 
 log = logging.getLogger(__name__)
 router = APIRouter()
+#: How long a delivery waits for a database connection before it is answered 503.
+POOL_WAIT_SECONDS = 5.0
 DISABLED = "webhooks are disabled: set GITHUB_WEBHOOK_SECRET to the App's webhook secret"
 
 
 @router.post("/webhooks/github")
-async def github_webhook(
-    request: Request, settings: SettingsDep, engine: EngineDep
-) -> JSONResponse:
+async def github_webhook(request: Request, settings: SettingsDep) -> JSONResponse:
     if settings.github_webhook_secret is None:
         return JSONResponse({"detail": DISABLED}, status_code=503)
     delivery = request.headers.get("x-github-delivery", "")
@@ -59,7 +58,7 @@ async def github_webhook(
     except WebhookRejected as exc:
         return rejected(delivery, exc)
     context = EventContext(event, payload.get("action"), payload)
-    return await accept(request, engine, delivery, context, event_router.jobs_for(context))
+    return await accept(request, delivery, context, event_router.jobs_for(context))
 
 
 class Delivered(Protocol):
@@ -88,14 +87,14 @@ def rejected(delivery: str, exc: WebhookRejected) -> JSONResponse:
 
 
 async def accept(
-    request: Request, engine: Engine, delivery: str, context: Delivered, jobs: list[Job]
+    request: Request, delivery: str, context: Delivered, jobs: list[Job]
 ) -> JSONResponse:
     """Record the delivery once and enqueue its jobs; 202 when queued, 200 when there was
     nothing to do or it came before, 503 while the database is away."""
     queue: App = request.app.state.queue
     try:
-        status = await _accept(engine, queue, delivery, context, jobs)
-    except (DBAPIError, ConnectorException) as exc:
+        status = await _accept(queue, delivery, context, jobs)
+    except (psycopg.Error, PoolTimeout, ConnectorException) as exc:
         # Not recorded (or recorded as 'received'): the host logs the failure, and (on
         # GitHub) the redelivery pass asks for it again once the database is back.
         log.error(kv("webhook.unavailable", delivery_id=delivery, error=type(exc).__name__))
@@ -141,29 +140,26 @@ def parse_json(body: bytes) -> dict[str, Any]:
     return payload
 
 
-def _record(engine: Engine, delivery: str, context: Delivered) -> bool:
-    """Record the delivery; False when an earlier copy of it was already handled."""
-    with engine.begin() as conn:
-        return record_delivery(
+async def _accept(queue: App, delivery: str, context: Delivered, jobs: list[Job]) -> str:
+    """Record the delivery, queue its jobs and mark it done in one transaction, on a
+    connection of the queue's pool: one commit (one WAL flush) per delivery, and never a
+    delivery recorded without its jobs or jobs without their delivery. A copy of a
+    delivery already handled queues nothing."""
+    pool = queue.connector.pool  # type: ignore[attr-defined]
+    async with pool.connection(timeout=POOL_WAIT_SECONDS) as conn, conn.transaction():
+        fresh = await record_delivery(
             conn, delivery, context.event, context.action, context.repo, context.installation_id
         )
-
-
-def _mark(engine: Engine, delivery: str, status: str) -> None:
-    with engine.begin() as conn:
-        finish_delivery(conn, delivery, status)
-
-
-async def _accept(
-    engine: Engine, queue: App, delivery: str, context: Delivered, jobs: list[Job]
-) -> str:
-    """Record the delivery once; enqueue its jobs unless an earlier copy already did."""
-    if not await run_in_threadpool(_record, engine, delivery, context):
-        return "duplicate"
-    for job in jobs:
-        task = queue.configure_task(job.task, queueing_lock=job.queueing_lock, lock=job.lock)
-        with contextlib.suppress(AlreadyEnqueued):  # the same work is already waiting: coalesced
-            await task.defer_async(**job.args)
-    status = "queued" if jobs else "ignored"
-    await run_in_threadpool(_mark, engine, delivery, status)
+        if not fresh:
+            return "duplicate"
+        for job in jobs:
+            task = queue.configure_task(
+                job.task, queueing_lock=job.queueing_lock, lock=job.lock, connection=conn
+            )
+            # the same work already waiting is coalesced; its savepoint keeps the rest
+            with contextlib.suppress(AlreadyEnqueued):
+                async with conn.transaction():
+                    await task.defer_async(**job.args)
+        status = "queued" if jobs else "ignored"
+        await finish_delivery(conn, delivery, status)
     return status

@@ -5,7 +5,10 @@ asked GitHub to send it again)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+from psycopg import AsyncConnection
+from psycopg.rows import tuple_row
 from sqlalchemy import Connection, text
 
 REQUESTED = "redelivery_requested"
@@ -13,38 +16,42 @@ REQUESTED = "redelivery_requested"
 HANDLED = ("queued", "ignored")
 
 
-def record_delivery(
-    conn: Connection,
+RECORD = (
+    "INSERT INTO webhook_deliveries (delivery_id, event, action, repository_full_name,"
+    " installation_id) VALUES (%(d)s, %(e)s, %(a)s, %(r)s, %(i)s) ON CONFLICT (delivery_id)"
+    " DO UPDATE SET event = excluded.event, action = excluded.action,"
+    " repository_full_name = excluded.repository_full_name,"
+    " installation_id = excluded.installation_id"
+    " RETURNING status, (xmax = 0) AS fresh"
+)
+FINISH = (
+    "UPDATE webhook_deliveries SET status = %(s)s, processed_at = now() WHERE delivery_id = %(d)s"
+)
+
+
+async def record_delivery(
+    conn: AsyncConnection[Any],
     delivery: str,
     event: str,
     action: str | None,
     repo: str | None,
     installation_id: int | None,
 ) -> bool:
-    """Record the delivery; False when an earlier copy of it was already handled."""
-    row = conn.execute(
-        text(
-            "INSERT INTO webhook_deliveries (delivery_id, event, action, repository_full_name,"
-            " installation_id) VALUES (:d, :e, :a, :r, :i) ON CONFLICT (delivery_id)"
-            " DO UPDATE SET event = excluded.event, action = excluded.action,"
-            " repository_full_name = excluded.repository_full_name,"
-            " installation_id = excluded.installation_id"
-            " RETURNING status, (xmax = 0) AS fresh"
-        ),
-        {"d": delivery, "e": event, "a": action, "r": repo, "i": installation_id},
-    ).one()
-    # 'received' (an earlier copy died before its jobs were queued) or
+    """Record the delivery; False when an earlier copy of it was already handled. On the
+    intake's own connection (psycopg, async), in the transaction that queues its jobs."""
+    params = {"d": delivery, "e": event, "a": action, "r": repo, "i": installation_id}
+    async with conn.cursor(row_factory=tuple_row) as cursor:
+        await cursor.execute(RECORD, params)
+        row = await cursor.fetchone()
+    assert row is not None  # INSERT ... RETURNING always gives the row
+    status, fresh = row
+    # 'received' (recorded by an older version that queued apart) or
     # 'redelivery_requested' (asked for again after a failure): handle it.
-    return bool(row.fresh) or row.status not in HANDLED
+    return bool(fresh) or status not in HANDLED
 
 
-def finish_delivery(conn: Connection, delivery: str, status: str) -> None:
-    conn.execute(
-        text(
-            "UPDATE webhook_deliveries SET status = :s, processed_at = now() WHERE delivery_id = :d"
-        ),
-        {"s": status, "d": delivery},
-    )
+async def finish_delivery(conn: AsyncConnection[Any], delivery: str, status: str) -> None:
+    await conn.execute(FINISH, {"s": status, "d": delivery})
 
 
 def handled_deliveries(
