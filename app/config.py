@@ -131,6 +131,10 @@ class Settings(BaseSettings):
     # GitLab (gitlab.com or a self-managed instance): an access token with the api scope
     gitlab_url: Annotated[str, Field(validation_alias=_env("GITLAB_URL"))] = "https://gitlab.com"
     gitlab_token: Annotated[SecretStr | None, Field(validation_alias=_env("GITLAB_TOKEN"))] = None
+    # project or group access tokens by path ({"acme/shop": "...", "acme": "..."}), JSON
+    gitlab_tokens: Annotated[
+        dict[str, SecretStr], Field(validation_alias=_env("GITLAB_TOKENS"))
+    ] = Field(default_factory=dict)
     gitlab_webhook_secret: Annotated[
         SecretStr | None, Field(validation_alias=_env("GITLAB_WEBHOOK_SECRET"))
     ] = None
@@ -271,6 +275,9 @@ class Settings(BaseSettings):
                 and secret.get_secret_value().strip().lower() in PLACEHOLDER_SECRETS
             ):
                 raise ValueError(f"{name} is a placeholder value; set a real secret")
+        for path, token in self.gitlab_tokens.items():
+            if token.get_secret_value().strip().lower() in PLACEHOLDER_SECRETS:
+                raise ValueError(f"gitlab_tokens[{path}] is a placeholder value; set a real one")
         return self
 
     @model_validator(mode="after")

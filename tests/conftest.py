@@ -108,7 +108,7 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No test reads the developer's own configuration."""
     for name in list(os.environ):
         if (
-            name.startswith(("REVIEWBOT_", "GITHUB_", "OPENAI_", "AZURE_"))
+            name.startswith(("REVIEWBOT_", "GITHUB_", "GITLAB_", "OPENAI_", "AZURE_"))
             or name == "DATABASE_URL"
         ):
             monkeypatch.delenv(name)

@@ -7,7 +7,7 @@ import time
 
 import psutil
 
-OWN_PREFIXES = ("REVIEWBOT_", "OPENAI_", "GITHUB_", "AZURE_")
+OWN_PREFIXES = ("REVIEWBOT_", "OPENAI_", "GITHUB_", "GITLAB_", "AZURE_")
 
 
 def clean_env(**settings: str) -> dict[str, str]:

@@ -4,6 +4,9 @@ requests, and the webhook secret is set."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
+
+from pydantic import SecretStr
 
 from app.checks import Check
 from app.config import Settings
@@ -15,23 +18,31 @@ SCOPE = "api"
 
 def gitlab_wanted(settings: Settings) -> bool:
     """GitLab is checked when any of its settings is given."""
-    return settings.gitlab_token is not None or settings.gitlab_webhook_secret is not None
+    return bool(settings.gitlab_token or settings.gitlab_tokens or settings.gitlab_webhook_secret)
 
 
 def gitlab_checks(settings: Settings) -> list[Callable[[], Check]]:
-    """The checks ``run_checks`` runs for GitLab, in order."""
-    return [lambda: gitlab_token(settings), lambda: gitlab_webhooks(settings)]
+    """The checks ``run_checks`` runs for GitLab, in order: each token, then webhooks."""
+    tokens: list[tuple[str, SecretStr | None]] = [
+        (f"GitLab ({path})", token) for path, token in settings.gitlab_tokens.items()
+    ]
+    if settings.gitlab_token is not None or not tokens:
+        tokens.insert(0, ("GitLab", settings.gitlab_token))
+    checks: list[Callable[[], Check]] = [
+        partial(gitlab_token, settings, token, name) for name, token in tokens
+    ]
+    return [*checks, lambda: gitlab_webhooks(settings)]
 
 
-def gitlab_token(settings: Settings, client: GitLabClient | None = None) -> Check:
-    if settings.gitlab_token is None:
+def gitlab_token(settings: Settings, token: SecretStr | None, name: str = "GitLab") -> Check:
+    if token is None:
         return Check(
-            "GitLab",
+            name,
             False,
             "GITLAB_TOKEN is not set",
             f"make a project, group or personal access token with the {SCOPE} scope",
         )
-    client = client or GitLabClient(settings.gitlab_url, settings.gitlab_token, retries=0)
+    client = GitLabClient(settings.gitlab_url, token, retries=0)
     try:
         user = client.call("GET", "/user").json()
         version = client.call("GET", "/version").json().get("version", "?")
@@ -41,9 +52,9 @@ def gitlab_token(settings: Settings, client: GitLabClient | None = None) -> Chec
             if exc.status in (401, 403)
             else "check GITLAB_URL and the network"
         )
-        return Check("GitLab", False, str(exc), fix)
+        return Check(name, False, str(exc), fix)
     detail = f"{settings.gitlab_url} (GitLab {version}) as @{user.get('username')}"
-    return Check("GitLab", True, detail)
+    return Check(name, True, detail)
 
 
 def gitlab_webhooks(settings: Settings) -> Check:

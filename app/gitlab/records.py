@@ -13,6 +13,8 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
+from pydantic import SecretStr
+
 from app.diff.assemble import file_diff
 from app.forge.models import (
     Author,
@@ -51,6 +53,19 @@ def project_path(gitlab_url: str, key: str) -> str:
     """The project's ``path_with_namespace`` from its repository key."""
     prefix = instance_name(gitlab_url) + "/"
     return key[len(prefix) :] if key.startswith(prefix) else key
+
+
+def token_for(
+    path: str, tokens: dict[str, SecretStr], default: SecretStr | None
+) -> SecretStr | None:
+    """The token for project ``path``: the one given for the project or its nearest
+    group (``acme/web`` before ``acme``), else ``default``."""
+    found = [
+        (len(prefix), token)
+        for prefix, token in tokens.items()
+        if path == prefix.strip("/") or path.startswith(prefix.strip("/") + "/")
+    ]
+    return max(found, key=lambda pair: pair[0])[1] if found else default
 
 
 def author(user: dict[str, Any] | None, me: str) -> Author:

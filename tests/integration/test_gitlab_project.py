@@ -5,13 +5,19 @@ name the call but never the token."""
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 from pydantic import SecretStr
 
+from app.config import load_settings
+from app.errors import ConfigError
 from app.forge.protocol import ForgeError
+from app.gitlab.checks import gitlab_checks
 from app.gitlab.client import GitLabClient, GitLabError
+from app.gitlab.host import GitLabHost
 from app.gitlab.project import ProjectApi
+from app.gitlab.records import repo_key
 from app.indexing.archive import ArchiveTooLarge
 from tests.conftest import GITLAB_PROJECT, GITLAB_PROJECT_ID, GITLAB_TOKEN
 from tests.fakes.gitlab_server import FakeGitLab
@@ -78,3 +84,20 @@ def test_a_reply_needs_a_discussion_that_holds_the_note(project: ProjectApi) -> 
     with pytest.raises(GitLabError) as missing:
         project.reply(7, 424242, "hello")
     assert missing.value.status == 404
+
+
+def test_project_tokens_by_path_without_a_default_token(
+    gitlab: FakeGitLab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITLAB_TOKENS", json.dumps({"acme": GITLAB_TOKEN}))
+    monkeypatch.setenv("GITLAB_URL", gitlab.base_url)
+    monkeypatch.delenv("GITLAB_TOKEN", raising=False)
+    settings = load_settings()
+    assert settings.gitlab_token is None and GITLAB_TOKEN not in repr(settings)
+    host = GitLabHost(settings)
+    key = repo_key(gitlab.base_url, GITLAB_PROJECT)
+    assert host.repository(GITLAB_PROJECT_ID, key).pull(7).number == 7
+    with pytest.raises(ConfigError, match="no GitLab token for other/app"):
+        host.repository(16, repo_key(gitlab.base_url, "other/app"))
+    checks = [c() for c in gitlab_checks(settings)]
+    assert [(c.name, c.ok) for c in checks] == [("GitLab (acme)", True), ("GitLab webhooks", False)]

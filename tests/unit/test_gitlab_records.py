@@ -118,3 +118,15 @@ def test_roles_bots_and_repository_keys() -> None:
     key = records.repo_key("https://git.example.com/gitlab/", "group/sub/app")
     assert key == "git.example.com/gitlab/group/sub/app"
     assert records.project_path("https://git.example.com/gitlab", key) == "group/sub/app"
+
+
+def test_each_project_gets_the_token_of_its_nearest_group_or_its_own() -> None:
+    from pydantic import SecretStr
+
+    group, project, default = SecretStr("g"), SecretStr("p"), SecretStr("d")
+    tokens = {"acme": group, "acme/web/": project}
+    assert records.token_for("acme/web", tokens, default) is project
+    assert records.token_for("acme/web/ui", tokens, default) is project
+    assert records.token_for("acme/shop", tokens, default) is group
+    assert records.token_for("acmecorp/shop", tokens, default) is default  # not a prefix path
+    assert records.token_for("other/x", tokens, None) is None
