@@ -54,9 +54,12 @@ feedback_cli = typer.Typer(
 )
 
 
+REPO_HELP = "Repository: owner/name, or instance/group/project on GitLab"
+
+
 @feedback_cli.command("list")
 def feedback_list(
-    repo: Annotated[str, typer.Option(help="Repository, owner/name")],
+    repo: Annotated[str, typer.Option(help=REPO_HELP)],
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON")] = False,
 ) -> None:
     """The bot's comments people reacted to or resolved, and the verdict on each."""
@@ -73,7 +76,9 @@ def feedback_list(
 
 
 @feedback_cli.command("forget")
-def feedback_forget(repo: Annotated[str, typer.Option(help="Repository, owner/name")]) -> None:
+def feedback_forget(
+    repo: Annotated[str, typer.Option(help=REPO_HELP)],
+) -> None:
     """Clear what was learned in a repository: rejected findings may be raised again."""
     from app.db.engine import open_database
     from app.db.queries.review_feedback import forget_feedback

@@ -40,7 +40,10 @@ AdminDep = Annotated[None, Depends(require_admin)]
 
 
 class ReindexRequest(BaseModel):
-    repo: str = Field(pattern=r"^[^/\s]+/[^/\s]+$", description="owner/name")
+    repo: str = Field(
+        pattern=r"^[^/\s]+(/[^/\s]+)+$",
+        description="owner/name on GitHub, instance/group/project on GitLab",
+    )
     full: bool = False
 
 

@@ -308,3 +308,49 @@ def test_a_fixed_finding_resolves_its_discussion_and_a_discussed_one_stays_open(
     assert threads[on_7["id"]][0]["resolved"] is True
     assert threads[on_7["id"]][-1]["body"].startswith(f"Fixed in {gitlab.mrs[7].head[:12]}.")
     assert threads[on_8["id"]][0]["resolved"] is False  # a person replied: left to people
+
+
+FIX = (
+    "    if coupon is not None:\n"
+    "        total = apply_discount(total, coupon.fraction * 100)\n"
+    "    return format_price(total)"
+)
+
+
+def test_describe_and_labels_follow_the_default_branchs_settings(
+    gitlab_settings: Settings, engine: Engine, gitlab: FakeGitLab, fake_openai: FakeOpenAI
+) -> None:
+    gitlab.labels = ["bug", "feature"]
+    toml = '[review]\ndescribe = "append"\nlabels = true\nauto_review = false\n'
+    gitlab.repo.write(".reviewbot.toml", toml).commit("Configure reviewbot")  # on main
+    described = {
+        "title": "Apply coupons at checkout",
+        "type": "feature",
+        "summary": "Checkout applies a coupon's discount.",
+        "walkthrough": [{"path": "shop/checkout.py", "change": "applies coupons", "theme": "x"}],
+        "labels": ["feature", "made-up-label"],
+    }
+    fake_openai.chat_reply = model([finding(7)], described)
+    with serving(gitlab_settings, engine, worker=True) as base:
+        send_gitlab(base, MR_HOOK, mr_event("open", gitlab.mrs[7].head))
+        wait_for(lambda: "reviewbot:describe:end" in gitlab.mrs[7].description)
+        wait_for(lambda: jobs_left(engine) == 0)
+    mr = gitlab.mrs[7]
+    assert mr.description.startswith("Uses the discount helper from pricing.")  # kept
+    assert "Checkout applies a coupon's discount." in mr.description
+    assert mr.labels == ["feature"]  # only labels the project has
+    assert gitlab.summaries(7) == []  # auto_review = false on the default branch
+
+
+def test_a_three_line_suggestion_uses_gitlabs_range(
+    gitlab_settings: Settings, engine: Engine, gitlab: FakeGitLab, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.chat_reply = model([finding(8, start_line=6, suggestion=FIX)])
+    with serving(gitlab_settings, engine, worker=True) as base:
+        send_gitlab(base, MR_HOOK, mr_event("open", gitlab.mrs[7].head))
+        wait_for(lambda: len(gitlab.summaries(7)) == 1)
+    [thread] = gitlab.diff_threads(7)
+    [note] = thread["notes"]
+    # on the range's last line, reaching two lines above it
+    assert note["position"]["new_line"] == 8
+    assert f"```suggestion:-2+0\n{FIX}\n```" in note["body"]

@@ -104,3 +104,21 @@ def test_metrics_in_prometheus_format(client: TestClient, engine: Engine) -> Non
     assert 'reviewbot_jobs{state="todo",task="index_repository"} 1.0' in body
     assert "reviewbot_review_latency_seconds_count 0.0" in body
     assert "reviewbot_index_model_tokens_total 0.0" in body
+
+
+def test_a_gitlab_project_is_reindexed_by_its_key(client: TestClient, engine: Engine) -> None:
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO repositories (full_name, installation_id)"
+                " VALUES ('gitlab.com/acme/sub/shop', 15)"
+            )
+        )
+    queued = client.post("/reindex", json={"repo": "gitlab.com/acme/sub/shop"}, headers=auth())
+    assert queued.status_code == 202
+    with engine.connect() as conn:
+        args = conn.execute(
+            text("SELECT args FROM procrastinate_jobs WHERE id = :i"),
+            {"i": queued.json()["job_id"]},
+        ).scalar_one()
+    assert (args["repo"], args["installation_id"]) == ("gitlab.com/acme/sub/shop", 15)
