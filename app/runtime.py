@@ -1,5 +1,6 @@
 """What a workflow runs with: settings, the database engine, and the code hosts (one
-GitHub App client and one GitLab client per process). Jobs build it; flows receive it."""
+GitHub App client, and one GitLab client per token, per process). Jobs build it; flows
+receive it."""
 
 from __future__ import annotations
 
