@@ -37,10 +37,6 @@ STATUS_NAME = "reviewbot"
 MAX_DESCRIPTION = 255  # GitLab's limit on a commit status's description
 
 
-class ArchiveOverCap(ArchiveTooLarge):
-    """A project's archive is over the archive byte cap."""
-
-
 class ProjectApi:
     """The calls reviewbot makes on one project (by id; ``path`` names it in messages)."""
 
@@ -119,7 +115,7 @@ class ProjectApi:
                 for chunk in response.iter_bytes(CHUNK_BYTES):
                     written += len(chunk)
                     if written > max_bytes:
-                        raise ArchiveOverCap(
+                        raise ArchiveTooLarge(
                             f"the archive of {self.path}@{ref} is larger than {max_bytes}"
                             " bytes (REVIEWBOT_ARCHIVE_MAX_BYTES); nothing was indexed"
                         )
@@ -140,7 +136,7 @@ class ProjectApi:
         return [
             Review(int(n["id"]), str(n.get("body") or ""))
             for n in self._notes(number)
-            if n.get("type") is None and records.tagged_head(str(n.get("body") or ""))
+            if records.summary_head(n)
         ]
 
     def issue_comments(self, number: int) -> list[Comment]:
@@ -148,7 +144,7 @@ class ProjectApi:
         return [
             records.comment(n, self._me)
             for n in self._notes(number)
-            if n.get("type") != "DiffNote" and not records.tagged_head(str(n.get("body") or ""))
+            if n.get("type") != "DiffNote" and records.summary_head(n) is None
         ]
 
     def review_comments(self, number: int) -> list[ReviewComment]:
@@ -157,8 +153,7 @@ class ProjectApi:
             head: int(note["id"])
             for d in discussions
             for note in d.get("notes") or []
-            if note.get("type") is None
-            and (head := records.tagged_head(str(note.get("body") or ""))) is not None
+            if (head := records.summary_head(note))
         }
         return [c for d in discussions for c in records.thread_comments(d, self._me, review_of)]
 
@@ -208,7 +203,7 @@ class ProjectApi:
                 self._withdraw(number, made)
                 raise CommentsRefused(str(exc), exc.status) from None
         for note in self._notes(number):
-            if note.get("type") is None and records.tagged_head(str(note.get("body"))) == commit:
+            if records.summary_head(note) == commit:  # posted by an attempt that died after
                 return int(note["id"])
         summary = f"{body}\n\n{records.review_tag(commit)}"
         return int(self._send("POST", self._mr(number) + "/notes", {"body": summary})["id"])

@@ -152,7 +152,7 @@ def thread_comments(
     line = position.get("new_line") or position.get("old_line")
     head = str(position.get("head_sha") or "")
     start = _start_line(position)
-    review = review_of.get(head) if _tagged(first) else None
+    review = review_of.get(head) if tagged_head(str(first.get("body") or "")) else None
     found = [
         ReviewComment(
             id=int(first["id"]),
@@ -207,13 +207,15 @@ def review_tag(head: str) -> str:
     return f"<!-- reviewbot:gitlab-review={head} -->"
 
 
-def _tagged(note: dict[str, Any]) -> bool:
-    return REVIEW_TAG.search(str(note.get("body") or "")) is not None
-
-
 def tagged_head(body: str) -> str | None:
     found = REVIEW_TAG.search(body)
     return found.group(1) if found else None
+
+
+def summary_head(note: dict[str, Any]) -> str | None:
+    """The head whose review ``note`` summarises; None for any other note (a note on a
+    line, a reply in a thread, a person's comment)."""
+    return tagged_head(str(note.get("body") or "")) if note.get("type") is None else None
 
 
 def inline_body(posted: InlineComment, head: str) -> str:
