@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 
 import pathspec
 from sqlalchemy import Connection, Engine, text
@@ -92,19 +92,21 @@ def function_evidence(
     engine: Engine | None = None,
 ) -> list[dict[int, Evidence]]:
     """For each searched function, what every signal found, as evidence per chunk. With
-    ``engine``, the full-text statement runs on a connection of its own while the others
-    run on ``conn`` (on zod it took as long as the vector and link statements together)."""
+    ``engine``, the vector and full-text statements run on connections of their own while
+    the others run on ``conn``: the three take about as long as each other (a PR of 20
+    functions on pallets/click: 45, 23 and 50 ms, bench/RESULTS.md)."""
     functions = search.searched
     terms = [lexical_terms(f, search.queries) for f in functions] if "lexical" in signals else []
     depth = k * LINKS_PER_SIGNAL_HIT
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    vectors = search.vectors if "vector" in signals else []
+    with ThreadPoolExecutor(max_workers=2) as pool:
         lexical: Future[Scored] | None = None
-        if "lexical" in signals and engine is not None:
+        nearest: Future[Scored] | None = None
+        if engine is not None and "lexical" in signals:
             lexical = pool.submit(_lexical_apart, engine, repo_id, terms, exclude, k)
-        found: list[dict[int, Evidence]] = [{} for _ in functions]
-        if "vector" in signals and search.vectors:
-            nearest = vector_scores(conn, repo_id, search.vectors, search.model, exclude, k)
-            _add_relative(found, nearest, "vector")
+        if engine is not None and vectors:
+            nearest = pool.submit(_vector_apart, engine, repo_id, search, exclude, k)
+        found: list[_Found] = [{} for _ in functions]
         if "structural" in signals:
             _add_links(
                 found, linked_definitions(conn, repo_id, functions, exclude, depth), "callee"
@@ -121,6 +123,13 @@ def function_evidence(
             names = [removed_names(f, search.diffs) for f in functions]
             total = word_counts(conn, repo_id, ()).documents
             _add_relative(found, still_using(conn, repo_id, names, exclude, total, k), "removed")
+        if vectors:
+            scored_vectors = (
+                nearest.result()
+                if nearest is not None
+                else vector_scores(conn, repo_id, vectors, search.model, exclude, k)
+            )
+            _add_relative(found, scored_vectors, "vector")
         if "lexical" in signals:
             scored = (
                 lexical.result()
@@ -128,7 +137,7 @@ def function_evidence(
                 else lexical_scores(conn, repo_id, terms, exclude, k)
             )
             _add_relative(found, scored, "lexical")
-    return found
+    return [_evidence(f) for f in found]
 
 
 def question_evidence(
@@ -141,13 +150,20 @@ def question_evidence(
     k: int,
 ) -> dict[int, Evidence]:
     """What the vector and lexical signals find for a question asked in words."""
-    found: list[dict[int, Evidence]] = [{}]
+    found: list[_Found] = [{}]
     if "vector" in signals and vectors:
         _add_relative(found, vector_scores(conn, repo_id, vectors, model, [], k), "vector")
     if "lexical" in signals:
         scored = lexical_scores(conn, repo_id, [[question]], [], k, QUESTION_LIMITS)
         _add_relative(found, scored, "lexical")
-    return found[0]
+    return _evidence(found[0])
+
+
+def _vector_apart(
+    engine: Engine, repo_id: int, search: SearchInput, exclude: Sequence[int], k: int
+) -> Scored:
+    with engine.begin() as conn:  # the search's settings are SET LOCAL
+        return vector_scores(conn, repo_id, search.vectors, search.model, exclude, k)
 
 
 def _lexical_apart(
@@ -157,22 +173,28 @@ def _lexical_apart(
         return lexical_scores(conn, repo_id, terms, exclude, k)
 
 
-_MAXED = frozenset(f.name for f in fields(Evidence)) - {"sibling_kind", "found_for"}
+#: What the signals found so far for one function: chunk id -> Evidence's fields. Built
+#: up in plain dictionaries and made into ``Evidence`` once (``_evidence``): a frozen
+#: dataclass replaced on each hit took a sixth of a PR's retrieval (bench/RESULTS.md).
+_Found = dict[int, dict[str, float | str]]
 
 
-def _add(found: dict[int, Evidence], chunk_id: int, **values: float | str) -> None:
-    """Record what one signal found for one chunk (the best value of each field)."""
-    known = found.get(chunk_id, Evidence())
-    updates: dict[str, float | str] = {}
+def _evidence(found: _Found) -> dict[int, Evidence]:
+    return {chunk_id: Evidence(**values) for chunk_id, values in found.items()}  # type: ignore[arg-type]
+
+
+def _add(found: _Found, chunk_id: int, **values: float | str) -> None:
+    """Record what one signal found for one chunk (the best value of each number)."""
+    known = found.setdefault(chunk_id, {})
     for name, value in values.items():
-        if name in _MAXED and isinstance(value, int | float):
-            updates[name] = max(getattr(known, name), value)
+        old = known.get(name)
+        if isinstance(old, int | float) and isinstance(value, int | float):
+            known[name] = max(old, value)
         else:
-            updates[name] = value
-    found[chunk_id] = replace(known, **updates)  # type: ignore[arg-type]
+            known[name] = value
 
 
-def _add_relative(found: list[dict[int, Evidence]], scored: Scored, field: str) -> None:
+def _add_relative(found: list[_Found], scored: Scored, field: str) -> None:
     """A search signal's hits, each as a share of its query's best score."""
     for evidence, hits in zip(found, scored, strict=True):
         best = max((score for _, score in hits), default=0.0)
@@ -181,16 +203,16 @@ def _add_relative(found: list[dict[int, Evidence]], scored: Scored, field: str) 
                 _add(evidence, chunk_id, **{field: score / best})
 
 
-def _add_links(found: list[dict[int, Evidence]], hits: list[list[LinkHit]], field: str) -> None:
+def _add_links(found: list[_Found], hits: list[list[LinkHit]], field: str) -> None:
     for evidence, linked in zip(found, hits, strict=True):
         for hit in linked:
             _add(evidence, hit.chunk_id, **{field: hit.score})
 
 
-def _add_siblings(found: list[dict[int, Evidence]], hits: list[list[SiblingHit]]) -> None:
+def _add_siblings(found: list[_Found], hits: list[list[SiblingHit]]) -> None:
     for evidence, siblings in zip(found, hits, strict=True):
         for hit in siblings:
-            if hit.score > evidence.get(hit.chunk_id, Evidence()).sibling:
+            if hit.score > float(evidence.get(hit.chunk_id, {}).get("sibling", 0.0)):
                 _add(evidence, hit.chunk_id, sibling=hit.score, sibling_kind=hit.kind)
 
 

@@ -53,19 +53,19 @@ def still_using(
             """
 WITH q AS (
   SELECT * FROM unnest(CAST(:fns AS int[]), CAST(:names AS text[])) AS q(fn, name)
-), hits AS (
-  SELECT q.fn, q.name, m.id FROM q CROSS JOIN LATERAL (
+), used AS (
+  SELECT n.name, m.id FROM (SELECT DISTINCT name FROM q) n CROSS JOIN LATERAL (
     SELECT c.id FROM code_chunks c
-    WHERE c.repository_id = :r AND c."references" @> ARRAY[q.name]
+    WHERE c.repository_id = :r AND c."references" @> ARRAY[n.name]
       AND NOT (c.id = ANY(CAST(:ex AS bigint[])))
     LIMIT :over
   ) m
 ), rare AS (
-  SELECT fn, name, count(*) AS n FROM hits GROUP BY fn, name HAVING count(*) <= :limit
+  SELECT name, count(*) AS n FROM used GROUP BY name HAVING count(*) <= :limit
 )
-SELECT h.fn, h.id, sum(ln(1 + CAST(:total AS float8) / r.n)) AS score
-FROM hits h JOIN rare r ON r.fn = h.fn AND r.name = h.name
-GROUP BY h.fn, h.id ORDER BY h.fn, score DESC, h.id
+SELECT q.fn, u.id, sum(ln(1 + CAST(:total AS float8) / r.n)) AS score
+FROM q JOIN rare r ON r.name = q.name JOIN used u ON u.name = q.name
+GROUP BY q.fn, u.id ORDER BY q.fn, score DESC, u.id
 """
         ),
         {

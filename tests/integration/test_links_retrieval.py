@@ -17,14 +17,14 @@ from app.db.vector_policy import VectorIndexPolicy
 from app.diff.apply import apply_hunks
 from app.diff.changed import changed_functions
 from app.diff.parse import FileDiff, parse_diff
-from app.indexing.embedder import HashEmbedder
+from app.indexing.embedder import EmbeddingUsage, HashEmbedder
 from app.indexing.indexer import Indexer
 from app.indexing.links import IMPORTED, LOCAL
 from app.indexing.report import IndexOptions
 from app.retrieval.candidates import SECONDARY_CHANGE_WEIGHT, SearchInput, function_evidence
 from app.retrieval.links import SAME_FILE_WEIGHT, TYPE_ONLY_WEIGHT
 from app.retrieval.queries import heuristic_queries
-from app.retrieval.retrieve import ContextResult, build_queries, retrieve_context
+from app.retrieval.retrieve import ContextResult, build_queries, retrieve_context, vector_texts
 from app.retrieval.search import indexed_repository
 from tests.fakes.loopback import free_port
 
@@ -319,28 +319,34 @@ def test_one_vector_query_per_function_holds_both_of_its_views(
         assert text_ == f"{hyde.text}\n{change.text}"
 
 
-def test_full_text_on_its_own_connection_finds_what_it_finds_inline(
+def test_vector_and_full_text_on_their_own_connections_find_what_they_find_inline(
     engine: Engine, tmp_path: Path
 ) -> None:
-    """The lexical statement runs on a second connection while the others run: the
-    evidence is what a single connection gives, and its failure is the review's failure."""
+    """The vector and lexical statements run on connections of their own while the others
+    run: the evidence is what a single connection gives, and a failure of either is the
+    review's failure."""
     _write(tmp_path, _many_callers(6))
     _index(engine, tmp_path)
     diffs = parse_diff(_change_callers(6).encode())
     changed = changed_functions(diffs, _reader(tmp_path, diffs))
-    search = SearchInput(changed, build_queries(changed, diffs), [], HashEmbedder().model)
-    signals = {"lexical", "structural"}
+    queries = build_queries(changed, diffs)
+    embedder = HashEmbedder()
+    vectors = embedder.embed(vector_texts(changed, queries), EmbeddingUsage())
+    search = SearchInput(changed, queries, vectors, embedder.model)
+    signals = {"lexical", "structural", "vector"}
     with engine.begin() as conn:
-        repo_id = indexed_repository(conn, "shop", HashEmbedder().model)
+        repo_id = indexed_repository(conn, "shop", embedder.model)
         apart = function_evidence(conn, repo_id, search, [], signals, 20, engine)
         inline = function_evidence(conn, repo_id, search, [], signals, 20)
     assert apart == inline
     assert any(e.lexical for found in apart for e in found.values())
+    assert any(e.vector for found in apart for e in found.values())
     nowhere = make_engine(
         DatabaseTarget(parse_database_url(f"postgresql://x@127.0.0.1:{free_port()}/x"), False)
     )
-    with engine.begin() as conn, pytest.raises(OperationalError):
-        function_evidence(conn, repo_id, search, [], signals, 20, nowhere)
+    for alone in ({"lexical"}, {"vector"}):
+        with engine.begin() as conn, pytest.raises(OperationalError):
+            function_evidence(conn, repo_id, search, [], alone, 20, nowhere)
 
 
 def test_the_first_index_run_refreshes_the_planners_statistics(

@@ -6,13 +6,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from sqlalchemy import Connection, Engine, text
 
 from app.db import word_counts as wc
 from app.indexing.embedder import HashEmbedder
 from app.indexing.indexer import Indexer
 from app.indexing.report import IndexOptions
-from app.retrieval.signals import LexicalLimits, lexical_signals
+from app.retrieval.signals import (
+    LexicalLimits,
+    bm25_score,
+    lexical_scores,
+    lexical_signals,
+    query_words,
+)
 
 REPO = "acme/words"
 
@@ -125,3 +132,39 @@ def test_the_count_is_redone_only_when_the_repository_grew_or_shrank_enough(
     assert (small.total, small.counts) == (0, {})  # not counted: every word is kept
     assert small.documents == 4  # but BM25 still knows the repository's size
     assert counted_at() == 0 and stored() == 0
+
+
+def test_the_statement_scores_each_query_as_bm25_does_in_python(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """Several queries in one statement, each chunk scored exactly as ``bm25_score`` scores
+    it from the stored words, and a query's word shared with another query's counted once
+    per query."""
+    write_functions(tmp_path / "repo", 12)
+    repo_id = index(engine, tmp_path / "repo", wc.WordCountPolicy(min_chunks=10_000))
+    queries = [["refund_invoice order"], ["dispatch_common handler_3"], ["order handler_7"]]
+    with engine.connect() as conn:
+        scored = lexical_scores(conn, repo_id, queries, [], 50)
+        rows = conn.execute(
+            text(
+                "SELECT c.id, u.lexeme, coalesce(array_length(u.positions, 1), 1)"
+                " FROM code_chunks c, unnest(c.search_tsv) u WHERE c.repository_id = :r"
+            ),
+            {"r": repo_id},
+        ).all()
+        counts = wc.word_counts(conn, repo_id, ())
+    documents: dict[int, dict[str, int]] = {}
+    for chunk_id, word, tf in rows:
+        documents.setdefault(chunk_id, {})[word] = tf
+    df = {w: sum(w in d for d in documents.values()) for d in documents.values() for w in d}
+    for query, hits in zip(queries, scored, strict=True):
+        words = query_words(query)
+        expected = {
+            chunk_id: bm25_score(words, doc, df, counts.documents, counts.average_length)
+            for chunk_id, doc in documents.items()
+        }
+        assert hits, query
+        assert {i for i, _ in hits} == {i for i, s in expected.items() if s > 0}
+        for chunk_id, score in hits:
+            assert score == pytest.approx(expected[chunk_id])
+        assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
