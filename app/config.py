@@ -18,9 +18,9 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from app.errors import ConfigError
 
-#: Width of every stored embedding: OpenAI text-embedding-3-small. Narrower models are
-#: zero-padded, which leaves cosine similarity unchanged; rows are only ever compared
-#: with rows of the same ``embedding_model``.
+#: The widest embedding stored (OpenAI text-embedding-3-small's). Each model's vectors are
+#: stored at its own width (migration 0019), and rows are only ever compared with rows of
+#: the same ``embedding_model`` and width.
 EMBEDDING_DIMS = 1536
 
 #: Vector widths of well-known embedding models that are wider than what is stored.

@@ -1,4 +1,6 @@
-"""Index a large real source tree with the hash embedder; time full, no-op and one-file runs.
+"""Index a large real source tree with the hash embedder; time full, no-op and one-file runs,
+and, in the same run, a bare tree-sitter parse of the same files (issue 34's yardstick:
+the full index within 3x of it).
 
 Default tree: the site-packages of the running interpreter (inside .venv: ~13k files of
 real Python, C and data from the project's dependencies), copied to a temporary folder.
@@ -23,6 +25,7 @@ from app.config import Settings
 from app.db.engine import open_database
 from app.indexing.embedder import HashEmbedder
 from app.indexing.indexer import Indexer, IndexReport
+from bench.chunker_bench import code_files, time_parse
 
 
 def run(engine: object, root: Path) -> tuple[float, IndexReport]:
@@ -46,6 +49,14 @@ def main() -> None:
         shutil.copytree(
             args.tree, root, ignore=shutil.ignore_patterns("__pycache__"), symlinks=True
         )
+        files = [
+            (str(p.relative_to(root)), p.read_bytes())
+            for p in sorted(root.rglob("*"))
+            if p.is_file() and not p.is_symlink()
+        ]
+        code = code_files(files)
+        parse_s = time_parse(code)
+        del files, code
         settings = Settings(data_dir=Path(tmp) / "data")
         with open_database(settings) as db:
             full_s, full = run(db.engine, root)
@@ -63,6 +74,10 @@ def main() -> None:
     print(
         f"full index : {full_s:.1f} s, {full.files_seen / full_s:.0f} files/s, "
         f"{full.chunks_added} chunks = {full.chunks_added / full_s:.0f} chunks/s"
+    )
+    print(
+        f"bare parse : {parse_s:.1f} s (tree-sitter Parser.parse of the same files);"
+        f" full index / bare parse = {full_s / parse_s:.2f}x"
     )
     shares = ", ".join(
         f"{k} {100 * v / full_s:.0f}%" for k, v in sorted(t.items(), key=lambda kv: -kv[1])

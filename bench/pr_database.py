@@ -72,6 +72,7 @@ def main() -> None:
     parser.add_argument("--prs", type=int, default=30)
     parser.add_argument("--functions", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--embedder", choices=["hash", "local"], default="hash")
     parser.add_argument(
         "--data-dir", type=Path, help="keep the database here (default: a temporary one)"
     )
@@ -82,7 +83,7 @@ def main() -> None:
     from app.diff.changed import changed_functions
     from app.diff.parse import parse_diff
     from app.git import LocalRepo
-    from app.indexing.embedder import HashEmbedder
+    from app.indexing.embedder import HashEmbedder, LocalEmbedder
     from app.retrieval.retrieve import ContextResult, most_changed, retrieval_candidates
 
     git_dir = args.mirror
@@ -95,7 +96,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(data_dir=args.data_dir or Path(tmp) / "data")
         with open_database(settings) as db:
-            runner = ProductRunner(db.engine, HashEmbedder())
+            embedder = HashEmbedder() if args.embedder == "hash" else LocalEmbedder()
+            runner = ProductRunner(db.engine, embedder)
             started = time.perf_counter()
             runner.index(args.repo, git_dir, base)
             chunks = db.engine.connect().exec_driver_sql("SELECT count(*) FROM code_chunks")

@@ -55,8 +55,8 @@ from app.diff.changed import ChangedFunction
 from app.diff.parse import FileDiff, FileStatus
 from app.indexing.chunks import Chunk
 from app.indexing.links import Link
+from app.retrieval.candidates import candidate_chunks, lexical_terms
 from app.retrieval.queries import RetrievalQuery
-from app.retrieval.retrieve import candidate_chunks, lexical_terms
 from app.retrieval.signals import lexical_signals, vector_signals
 
 MODEL = "bench-synthetic"

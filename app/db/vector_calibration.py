@@ -15,7 +15,7 @@ from sqlalchemy import Connection, text
 from sqlalchemy.exc import DBAPIError
 
 from app.db.engine import first_line
-from app.db.queries.chunks import embedded_rows
+from app.db.queries.chunks import embedded_rows, vector_width
 from app.db.queries.repositories import (
     record_vector_index_declined,
     vector_index_declined_rows,
@@ -28,7 +28,7 @@ from app.db.vector_policy import (
     nearest_found,
     smallest_probes,
 )
-from app.db.vector_sql import cosine_distance, vector_text
+from app.db.vector_sql import at_width, cosine_distance, of_width, vector_text
 from app.logs import kv
 
 log = logging.getLogger(__name__)
@@ -64,6 +64,13 @@ def calibrate(
     on it, and a row searched for itself needs fewer probes than such queries. In a
     transaction."""
     where = "embedding IS NOT NULL" + ("" if repo_id is None else " AND repository_id = :r")
+    width = conn.execute(
+        text(f"SELECT vector_dims(embedding) FROM {table} WHERE {where} LIMIT 1"), {"r": repo_id}
+    ).scalar_one_or_none()
+    if width is None:
+        return Calibration(1, 0.0, 0.0)
+    if repo_id is not None:  # the repository index's predicate (a trial's table has one width)
+        where += f" AND {of_width('embedding', width)}"
     rows = conn.execute(
         text(f"SELECT embedding::text FROM {table} WHERE {where} ORDER BY md5(id::text) LIMIT :n"),
         {"r": repo_id, "n": policy.calibration_samples + 1},
@@ -72,7 +79,7 @@ def calibrate(
     queries = [
         calibration_query(a, b, policy.calibration_pull) for a, b in itertools.pairwise(vectors)
     ]
-    distance = cosine_distance("embedding", "CAST(:q AS text)")
+    distance = cosine_distance("embedding", "CAST(:q AS text)", width)
     nearest = text(f"SELECT {distance} FROM {table} WHERE {where} ORDER BY {distance} LIMIT 10")
 
     def neighbours(query: str) -> list[float]:
@@ -184,20 +191,22 @@ def decline_by_trial(
 
 
 def _trial_declines(conn: Connection, repo_id: int, lists: int, policy: VectorIndexPolicy) -> bool:
+    width = vector_width(conn, repo_id) or 0
     conn.execute(text("DROP TABLE IF EXISTS vector_trial"))
     conn.execute(
         text(
             "CREATE TEMPORARY TABLE vector_trial ON COMMIT DROP AS SELECT id, embedding"
             " FROM code_chunks WHERE id IN (SELECT id FROM code_chunks WHERE repository_id = :r"
-            " AND embedding IS NOT NULL ORDER BY md5(id::text) LIMIT :n)"
+            f" AND embedding IS NOT NULL AND {of_width('embedding', width)}"
+            " ORDER BY md5(id::text) LIMIT :n)"
         ),
         {"r": repo_id, "n": policy.trial_rows},
     )
     conn.execute(text(f"SET LOCAL maintenance_work_mem = '{policy.build_memory_mb(lists)}MB'"))
     conn.execute(
         text(
-            "CREATE INDEX ON vector_trial USING ivfflat (embedding halfvec_cosine_ops)"
-            f" WITH (lists = {lists})"
+            f"CREATE INDEX ON vector_trial USING ivfflat ({at_width('embedding', width)}"
+            f" halfvec_cosine_ops) WITH (lists = {lists})"
         )
     )
     conn.execute(text("ANALYZE vector_trial"))

@@ -17,13 +17,16 @@ from contextlib import contextmanager
 from sqlalchemy import Connection, text
 
 from app.db.queries import release_session_lock, take_session_lock
-from app.db.queries.chunks import embedded_rows
+from app.db.queries.chunks import embedded_rows, vector_width
 from app.db.queries.repositories import vector_index_declined_rows
 from app.db.vector_policy import DEFAULT_POLICY, VectorIndexPolicy
+from app.db.vector_sql import at_width, of_width
 
 INDEX_PREFIX = "ix_code_chunks_embedding_r"
 #: An index's comment: its calibrated probes, and since calibration was timed, the times.
 _PROBES_COMMENT = re.compile(r"^probes=(\d+)( index_ms=[\d.]+ exact_ms=[\d.]+)?$")
+#: The width an index was built for, in its definition (``CREATE INDEX ... halfvec(384)``).
+_INDEX_WIDTH = re.compile(r"halfvec\((\d+)\)")
 #: The advisory lock that lets one concurrent build (or statistics refresh) run at a time.
 BUILD_LOCK = "reviewbot:vector-index-build"
 #: How long a build waits for that lock, and for older transactions to end.
@@ -138,26 +141,23 @@ def rebuild_if_needed(
     )
     if valid.get(building) and name not in valid:  # a swap cut short (the process died)
         conn.execute(text(f"ALTER INDEX {building} RENAME TO {name}"))
+    width = vector_width(conn, repo_id)
     current = current_lists(conn, repo_id)
     lists = policy.wanted_lists(
         current, embedded_rows(conn, repo_id), vector_index_declined_rows(conn, repo_id)
     )
-    if lists == current:
+    if width is None:
+        lists = None
+    if lists == current and (current is None or index_width(conn, repo_id) == width):
         return current
     how = " CONCURRENTLY" if concurrently else ""
     conn.execute(text(f"DROP INDEX{how} IF EXISTS {building}"))  # a failed build's remains
     if lists is not None:
         # k-means samples ~50 vectors a list; the default 64 MB is too little past ~200 lists.
-        memory = f"'{policy.build_memory_mb(lists)}MB'"
+        memory = f"'{policy.build_memory_mb(lists, width or 0)}MB'"
         conn.execute(text(f"SET{'' if concurrently else ' LOCAL'} maintenance_work_mem = {memory}"))
         try:
-            conn.execute(
-                text(
-                    f"CREATE INDEX{how} {building} ON code_chunks"
-                    f" USING ivfflat (embedding halfvec_cosine_ops) WITH (lists = {lists})"
-                    f" WHERE repository_id = {int(repo_id)}"
-                )
-            )
+            conn.execute(text(create_statement(building, repo_id, lists, width or 0, how)))
         finally:
             if concurrently:
                 conn.execute(text("RESET maintenance_work_mem"))
@@ -167,6 +167,30 @@ def rebuild_if_needed(
     if lists is not None:
         conn.execute(text(f"ALTER INDEX {building} RENAME TO {name}"))
     return lists
+
+
+def create_statement(name: str, repo_id: int, lists: int, width: int, how: str = "") -> str:
+    """SQL: the repository's ivfflat index over its vectors of ``width`` dimensions, cast
+    as searches cast them (``app/db/vector_sql.py``), so the planner matches the two. Pure."""
+    return (
+        f"CREATE INDEX{how} {name} ON code_chunks"
+        f" USING ivfflat ({at_width('embedding', width)} halfvec_cosine_ops)"
+        f" WITH (lists = {int(lists)})"
+        f" WHERE repository_id = {int(repo_id)} AND {of_width('embedding', width)}"
+    )
+
+
+def index_width(conn: Connection, repo_id: int) -> int | None:
+    """The width the repository's index was built for (None: no index)."""
+    definition = conn.execute(
+        text(
+            "SELECT pg_get_indexdef(c.oid) FROM pg_class c JOIN pg_index i"
+            " ON i.indexrelid = c.oid WHERE c.relname = :name AND i.indisvalid"
+        ),
+        {"name": index_name(repo_id)},
+    ).scalar_one_or_none()
+    found = _INDEX_WIDTH.search(definition or "")
+    return int(found.group(1)) if found else None
 
 
 def set_probes(

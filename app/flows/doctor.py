@@ -181,9 +181,10 @@ def embeddings(settings: Settings) -> Check:
     except ReviewbotError as exc:
         fix = "check REVIEWBOT_EMBEDDING_MODEL, REVIEWBOT_EMBEDDING_DIMENSIONS and the server"
         return Check("embeddings", False, str(exc), fix)
-    # narrower vectors are stored zero-padded: the model's own width ends at the last value
-    width = max((i + 1 for i, v in enumerate(vector) if v != 0.0), default=0)
-    detail = f"{embedder.model} answers {width} dimensions (the column holds {EMBEDDING_DIMS})"
+    detail = (
+        f"{embedder.model} answers {len(vector)} dimensions, stored at that width"
+        f" (at most {EMBEDDING_DIMS})"
+    )
     return Check("embeddings", True, detail)
 
 

@@ -1,8 +1,8 @@
 """Embeddings of chunk summaries: OpenAI-compatible, local sentence-transformers, or hash.
 
-Every vector is stored 1536 wide (``EMBEDDING_DIMS``); narrower ones are zero-padded,
-which leaves cosine similarity unchanged. Each row records its model, and searches only
-compare rows of one model.
+Every vector is stored at its model's own width, at most ``EMBEDDING_DIMS`` (1536): the
+hash embedder's 1536, MiniLM's 384 (a quarter of the distance's cost and of the bytes).
+Each row records its model, and searches only compare rows of one model and width.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class EmbeddingUsage:
 
 
 class Embedder(Protocol):
-    """Turns texts into 1536-wide vectors."""
+    """Turns texts into vectors of one width (the model's)."""
 
     #: recorded on every row; rows of different models are never compared
     model: str
@@ -53,15 +53,15 @@ class Embedder(Protocol):
     cacheable: bool
 
     def embed(self, texts: Sequence[str], usage: EmbeddingUsage) -> list[list[float]]:
-        """One padded vector per text; raises ``EmbeddingError`` on failure."""
+        """One vector per text; raises ``EmbeddingError`` on failure."""
         ...
 
 
-def pad(vector: Sequence[float], dims: int = EMBEDDING_DIMS) -> list[float]:
-    """Zero-pad (never truncate) to ``dims``."""
+def stored(vector: Sequence[float], dims: int = EMBEDDING_DIMS) -> list[float]:
+    """The vector as stored: its own width (never truncated), at most ``dims``."""
     if len(vector) > dims:
         raise EmbeddingError(f"embedding has {len(vector)} dimensions; at most {dims} are stored")
-    return [float(x) for x in vector] + [0.0] * (dims - len(vector))
+    return [float(x) for x in vector]
 
 
 def flat_vector(raw: object) -> tuple[list[float], bool]:
@@ -221,7 +221,7 @@ class OpenAIEmbedder:
                         f"the embedding endpoint answered {len(vector)} dimensions,"
                         f" then {self.dims}: one model must give one width"
                     )
-                vectors.append(pad(vector))
+                vectors.append(stored(vector))
         return vectors
 
     def _create(self, client: openai.OpenAI, batch: list[str]) -> Any:
@@ -307,7 +307,7 @@ class LocalEmbedder:
     def embed(self, texts: Sequence[str], usage: EmbeddingUsage) -> list[list[float]]:
         usage.calls += 1
         matrix = self._model.encode(list(texts), normalize_embeddings=True, batch_size=64)
-        return [pad(row.tolist()) for row in matrix]
+        return [stored(row.tolist()) for row in matrix]
 
 
 def local_model_path() -> str:

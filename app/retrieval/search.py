@@ -9,16 +9,18 @@ from sqlalchemy import Connection, Engine, text
 
 from app.db.queries.repositories import find_repository
 from app.db.vector_index import set_probes
-from app.db.vector_sql import cosine_distance, vector_text
+from app.db.vector_sql import cosine_distance, of_width, vector_text
 from app.errors import ReviewbotError
 from app.indexing.embedder import Embedder, EmbeddingUsage
 
-DISTANCE = cosine_distance("embedding", "CAST(:q AS vector)")
-#: A row of repository :r with a vector of model :m, not among the ids :ex (alias ``c``).
-SEARCHABLE = (
-    "c.repository_id = :r AND c.embedding_model = :m AND c.embedding IS NOT NULL"
-    " AND NOT (c.id = ANY(CAST(:ex AS bigint[])))"
-)
+
+def searchable(width: int) -> str:
+    """SQL: a row of repository :r with a vector of model :m and ``width`` dimensions, not
+    among the ids :ex (alias ``c``)."""
+    return (
+        "c.repository_id = :r AND c.embedding_model = :m AND c.embedding IS NOT NULL"
+        f" AND {of_width('c.embedding', width)} AND NOT (c.id = ANY(CAST(:ex AS bigint[])))"
+    )
 
 
 class RepositoryNotIndexed(ReviewbotError):
@@ -75,11 +77,12 @@ def nearest_chunks(
 
     Call ``prepare_vector_search`` once in the transaction first.
     """
+    distance = cosine_distance("c.embedding", "CAST(:q AS text)", len(vector))
     rows = conn.execute(
         text(
             "SELECT id, file_path, start_line, end_line, symbol_name, qualified_name, chunk_type,"
-            f" 1 - {DISTANCE} AS score, nl_summary FROM code_chunks c"
-            f" WHERE {SEARCHABLE} ORDER BY {DISTANCE} LIMIT :k"
+            f" 1 - {distance} AS score, nl_summary FROM code_chunks c"
+            f" WHERE {searchable(len(vector))} ORDER BY {distance} LIMIT :k"
         ),
         {
             "q": vector_text(vector),

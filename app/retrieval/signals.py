@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-from app.db.vector_sql import SEARCH_TYPE, cosine_distance, vector_text
+from app.db.vector_sql import cosine_distance, search_type, vector_text
 from app.db.word_counts import (
     DEFAULT_WORD_COUNTS,
     NOT_COUNTED,
@@ -20,9 +20,7 @@ from app.db.word_counts import (
     WordCounts,
     word_counts,
 )
-from app.retrieval.search import SEARCHABLE, prepare_vector_search
-
-DISTANCE = cosine_distance("c.embedding", "q.v")
+from app.retrieval.search import prepare_vector_search, searchable
 
 
 @dataclass(frozen=True)
@@ -91,10 +89,12 @@ def vector_scores(
     embeddings, with that similarity: one ivfflat search per vector, all in one
     statement; or, in a large repository without an index, an exact search in one pass
     (``_exact_in_one_pass``). Sets the transaction up for the search first
-    (``prepare_vector_search``)."""
+    (``prepare_vector_search``). The vectors are one model's, so of one width: rows of
+    another width (the model's, stored before it changed) are not compared."""
     if not vectors:
         return []
     indexed = prepare_vector_search(conn, repo_id) is not None
+    width = len(vectors[0])
     params = {
         "qs": [vector_text(v) for v in vectors],
         "r": repo_id,
@@ -103,15 +103,16 @@ def vector_scores(
         "k": k,
     }
     if not indexed and _has_rows(conn, repo_id, one_pass.rows):
-        return _exact_in_one_pass(conn, params, len(vectors), one_pass.sample_rows)
+        return _exact_in_one_pass(conn, params, width, len(vectors), one_pass.sample_rows)
+    distance = cosine_distance("c.embedding", "q.v", width)
     rows = conn.execute(
         text(
             # float16 once per query: a cast in the distance would run once per row scanned
-            f"SELECT q.ord, hit.id, 1 - hit.distance FROM unnest(CAST(:qs AS {SEARCH_TYPE}[]))"
-            " WITH ORDINALITY AS q(v, ord)"
+            "SELECT q.ord, hit.id, 1 - hit.distance"
+            f" FROM unnest(CAST(:qs AS {search_type(width)}[])) WITH ORDINALITY AS q(v, ord)"
             " CROSS JOIN LATERAL (SELECT c.id, c.file_path, c.start_line,"
-            f"  {DISTANCE} AS distance FROM code_chunks c WHERE {SEARCHABLE}"
-            f"  ORDER BY {DISTANCE} LIMIT :k) hit"
+            f"  {distance} AS distance FROM code_chunks c WHERE {searchable(width)}"
+            f"  ORDER BY {distance} LIMIT :k) hit"
             # relaxed_order may return a query's rows slightly out of order
             " ORDER BY q.ord, hit.distance, hit.file_path, hit.start_line"
         ),
@@ -133,7 +134,7 @@ def _has_rows(conn: Connection, repo_id: int, rows: int) -> bool:
 
 
 def _exact_in_one_pass(
-    conn: Connection, params: dict[str, Any], count: int, sample_rows: int
+    conn: Connection, params: dict[str, Any], width: int, count: int, sample_rows: int
 ) -> Scored:
     """The exact nearest ``k`` of each query, reading the repository's rows once for all
     the queries (in parallel, when the server may), where a scan per query reads them once
@@ -145,15 +146,16 @@ def _exact_in_one_pass(
     the rows within each bound, and ranks those. A sample of fewer than ``k`` rows is
     every row there is, so its farthest bounds them all. Two statements: if chunks are
     deleted between them, a query may get fewer than ``k``, never a wrong row."""
+    distance, vectors = cosine_distance("c.embedding", "q.v", width), search_type(width)
     bounds = (
         conn.execute(
             text(
                 "WITH sample AS MATERIALIZED (SELECT c.embedding FROM code_chunks c"
-                f" WHERE {SEARCHABLE} ORDER BY c.repository_id, c.content_hash LIMIT :s)"
+                f" WHERE {searchable(width)} ORDER BY c.repository_id, c.content_hash LIMIT :s)"
                 " SELECT (SELECT max(d) FROM"
-                f"  (SELECT {cosine_distance('s.embedding', 'q.v')} AS d FROM sample s"
+                f"  (SELECT {cosine_distance('s.embedding', 'q.v', width)} AS d FROM sample s"
                 "   ORDER BY 1 LIMIT :k) nearest)"
-                f" FROM unnest(CAST(:qs AS {SEARCH_TYPE}[])) WITH ORDINALITY AS q(v, ord)"
+                f" FROM unnest(CAST(:qs AS {vectors}[])) WITH ORDINALITY AS q(v, ord)"
                 " ORDER BY q.ord"
             ),
             {**params, "s": max(sample_rows, params["k"])},
@@ -163,13 +165,13 @@ def _exact_in_one_pass(
     )
     rows = conn.execute(
         text(
-            f"SELECT ord, id, 1 - distance FROM (SELECT q.ord, c.id, {DISTANCE} AS distance,"
+            f"SELECT ord, id, 1 - distance FROM (SELECT q.ord, c.id, {distance} AS distance,"
             " row_number() OVER (PARTITION BY q.ord"
-            f"  ORDER BY {DISTANCE}, c.file_path, c.start_line) AS n"
-            f" FROM code_chunks c JOIN unnest(CAST(:qs AS {SEARCH_TYPE}[]),"
+            f"  ORDER BY {distance}, c.file_path, c.start_line) AS n"
+            f" FROM code_chunks c JOIN unnest(CAST(:qs AS {vectors}[]),"
             "  CAST(:b AS float8[])) WITH ORDINALITY AS q(v, bound, ord)"
-            f"  ON {DISTANCE} <= q.bound"
-            f" WHERE {SEARCHABLE}) ranked WHERE n <= :k ORDER BY ord, n"
+            f"  ON {distance} <= q.bound"
+            f" WHERE {searchable(width)}) ranked WHERE n <= :k ORDER BY ord, n"
         ),
         {**params, "b": list(bounds)},
     )

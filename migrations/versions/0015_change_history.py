@@ -51,9 +51,7 @@ def upgrade() -> None:
         sa.Column("symbols", sa.Integer(), nullable=False),
         sa.Column("weight", sa.Float(), nullable=False),
         sa.PrimaryKeyConstraint("id", name="pk_history_commits"),
-        sa.UniqueConstraint(
-            "repository_id", "sha", name="uq_history_commits_repository_id_sha"
-        ),
+        sa.UniqueConstraint("repository_id", "sha", name="uq_history_commits_repository_id_sha"),
     )
     op.create_index(
         "ix_history_commits_repository_id_committed_at",

@@ -1,6 +1,7 @@
 import random
 from pathlib import Path
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine, inspect, text
@@ -10,6 +11,7 @@ from app.db import migrate, vector_index
 from app.db.engine import DatabaseTarget, make_engine
 from app.db.migrate import include_object
 from app.db.models import EMBEDDING_DIMS, Base
+from app.db.vector_sql import cosine_distance, of_width, vector_text
 from tests.chunk_rows import new_repository
 
 OUR_TABLES = {
@@ -217,3 +219,104 @@ def test_no_migration_imports_the_application() -> None:
             for a in (n.names if isinstance(n, ast.Import) else [n])  # type: ignore[attr-defined]
         ]
         assert not [m for m in imported if m and m.split(".")[0] == "app"], path.name
+
+
+def _widths(engine: Engine, repo: int) -> set[int]:
+    with engine.connect() as conn:
+        return set(
+            conn.execute(
+                text(
+                    "SELECT DISTINCT vector_dims(embedding) FROM code_chunks"
+                    " WHERE repository_id = :r"
+                ),
+                {"r": repo},
+            ).scalars()
+        )
+
+
+def test_migration_0019_stores_vectors_at_their_models_width_and_keeps_the_indexes(
+    empty_database_url: URL,
+) -> None:
+    """Zero-padded vectors lose their padding where the model's width is known (MiniLM's,
+    or the cache's), the hash embedder's stay 1536 wide, a repository's index is made
+    again over its width with its calibrated probes, and a downgrade pads them again."""
+    engine = make_engine(DatabaseTarget(empty_database_url, False))
+    migrate.upgrade(engine, "0018")
+    minilm = [round(0.01 * ((i % 7) - 3), 2) for i in range(384)]
+    padded = "[" + ",".join(str(x) for x in minilm + [0.0] * (EMBEDDING_DIMS - 384)) + "]"
+    api_vector = "[" + ",".join(["0.25"] * 256 + ["0"] * (EMBEDDING_DIMS - 256)) + "]"
+    wide = "[" + ",".join(["0.5"] * EMBEDDING_DIMS) + "]"
+    local, hashed, api = _seed_repositories(
+        engine, {"o/local": 2_500, "o/hash": 30, "o/api": 20}, padded
+    )
+    with engine.begin() as conn:
+        for repo, model, vector in (
+            (local, "local:all-MiniLM-L6-v2", padded),
+            (hashed, "hash-v1", wide),
+            (api, "text-embedding-3-small", api_vector),
+        ):
+            conn.execute(
+                text(
+                    "UPDATE code_chunks SET embedding_model = :m, embedding = CAST(:v AS vector)"
+                    " WHERE repository_id = :r"
+                ),
+                {"m": model, "v": vector, "r": repo},
+            )
+        conn.execute(
+            text(
+                "INSERT INTO embedding_cache (text_hash, model, embedding, dims)"
+                " VALUES ('k', 'text-embedding-3-small', CAST(:v AS vector), 256)"
+            ),
+            {"v": api_vector},
+        )
+        name = vector_index.index_name(local)
+        conn.execute(
+            text(
+                f"CREATE INDEX {name} ON code_chunks USING ivfflat (embedding halfvec_cosine_ops)"
+                f" WITH (lists = 25) WHERE repository_id = {local}"
+            )
+        )
+        conn.execute(text(f"COMMENT ON INDEX {name} IS 'probes=3'"))
+
+    migrate.upgrade(engine)
+    assert _widths(engine, local) == {384}
+    assert _widths(engine, hashed) == {EMBEDDING_DIMS}
+    assert _widths(engine, api) == {256}
+    with engine.connect() as conn:
+        stored = conn.execute(
+            text("SELECT embedding::text FROM code_chunks WHERE repository_id = :r LIMIT 1"),
+            {"r": local},
+        ).scalar_one()
+        assert [float(x) for x in stored.strip("[]").split(",")] == pytest.approx(minilm, abs=1e-3)
+        assert (
+            conn.execute(text("SELECT vector_dims(embedding) FROM embedding_cache")).scalar() == 256
+        )
+        assert vector_index.index_settings(conn, local) == (25, 3)  # its probes kept
+        assert vector_index.index_width(conn, local) == 384
+    with engine.begin() as conn:  # the search at the model's width uses the index
+        vector_index.set_probes(conn, local)
+        query = vector_text(minilm)
+        plan = "\n".join(
+            conn.execute(
+                text(
+                    "EXPLAIN SELECT id FROM code_chunks c WHERE c.repository_id = :r"
+                    f" AND {of_width('c.embedding', 384)}"
+                    f" ORDER BY {cosine_distance('c.embedding', 'CAST(:q AS text)', 384)} LIMIT 5"
+                ),
+                {"r": local, "q": query},
+            ).scalars()
+        )
+        assert f"Index Scan using {vector_index.index_name(local)}" in plan
+
+    migrate.downgrade(engine, "0018")
+    assert _widths(engine, local) == {EMBEDDING_DIMS}
+    assert _widths(engine, api) == {EMBEDDING_DIMS}
+    with engine.connect() as conn:
+        assert vector_index.index_settings(conn, local) == (25, 3)
+        stored = conn.execute(
+            text("SELECT embedding::text FROM code_chunks WHERE repository_id = :r LIMIT 1"),
+            {"r": local},
+        ).scalar_one()
+        values = [float(x) for x in stored.strip("[]").split(",")]
+        assert values[:384] == pytest.approx(minilm, abs=1e-3) and not any(values[384:])
+    engine.dispose()

@@ -23,7 +23,7 @@ from app.db.vector_index import (
     set_probes,
 )
 from app.db.vector_policy import DEFAULT_POLICY, VectorIndexPolicy
-from app.db.vector_sql import cosine_distance
+from app.db.vector_sql import cosine_distance, of_width
 from app.retrieval.search import prepare_vector_search
 from app.retrieval.signals import OnePass, vector_signals
 from tests.chunk_rows import new_repository
@@ -55,7 +55,7 @@ def _seed_repo(
         "INSERT INTO code_chunks (repository_id, source_file_id, file_path, start_line, end_line,"
         " chunk_type, raw_code, content_hash, embedding, embedding_model)"
         " VALUES (:repo, :file, :path, 1, 1, 'function', 'pass', :hash, :embedding, 'test')"
-    ).bindparams(bindparam("embedding", type_=Vector(EMBEDDING_DIMS)))
+    ).bindparams(bindparam("embedding", type_=Vector()))  # at the vectors' own width
     with engine.begin() as conn:
         repo, file = new_repository(conn, name)
         conn.execute(
@@ -84,15 +84,16 @@ def _app_search(engine: Engine, repo: int, query: list[float], k: int) -> list[i
         return vector_signals(conn, repo, [query], "test", [], k)[0]
 
 
-def _plan(engine: Engine, repo: int, query: list[float]) -> str:
+def _plan(engine: Engine, repo: int, query: list[float], width: int = EMBEDDING_DIMS) -> str:
     with engine.begin() as conn:
         prepare_vector_search(conn, repo)
         # at 3,000 rows sorting them all is cheaper: ask whether the index can serve
         for scan in ("seqscan", "bitmapscan", "sort"):
             conn.execute(text(f"SET LOCAL enable_{scan} = off"))
         sql = text(
-            "EXPLAIN SELECT id FROM code_chunks c WHERE c.repository_id = :r ORDER BY"
-            f" {cosine_distance('c.embedding', 'CAST(:q AS vector)')} LIMIT 5"
+            "EXPLAIN SELECT id FROM code_chunks c WHERE c.repository_id = :r"
+            f" AND {of_width('c.embedding', width)} ORDER BY"
+            f" {cosine_distance('c.embedding', 'CAST(:q AS vector)', width)} LIMIT 5"
         )
         return "\n".join(conn.execute(sql, {"r": repo, "q": str(query).replace(" ", "")}).scalars())
 
@@ -117,7 +118,7 @@ def _exact_filtered(
     sql = text(
         "SELECT id FROM code_chunks WHERE repository_id = :r AND embedding_model = 'test'"
         " AND NOT (id = ANY(:ex)) ORDER BY"
-        f" {cosine_distance('embedding', 'CAST(:q AS text)')}, file_path LIMIT :k"
+        f" {cosine_distance('embedding', 'CAST(:q AS text)', len(query))}, file_path LIMIT :k"
     )
     return list(
         conn.execute(
@@ -195,7 +196,7 @@ def test_a_large_repository_gets_its_own_index_and_nearest_rows_come_back(
             text("SELECT indexdef FROM pg_indexes WHERE indexname = :n"), {"n": index_name(repo)}
         ).scalar_one()
     assert "USING ivfflat" in definition and "halfvec_cosine_ops" in definition
-    assert f"WHERE (repository_id = {repo})" in definition
+    assert f"WHERE ((repository_id = {repo}) AND (vector_dims(embedding) = 1536))" in definition
 
     hits = 0
     for target in rng.sample(list(rows), 10):
@@ -212,6 +213,45 @@ def test_a_large_repository_gets_its_own_index_and_nearest_rows_come_back(
     assert index_name(repo) in _plan(engine, repo, query)
     assert index_name(repo) not in _plan(engine, other, query)  # the other is scanned exactly
     assert set(_app_search(engine, other, query, 10)) <= set(others)
+
+
+def test_a_narrower_models_vectors_are_indexed_and_searched_at_their_own_width(
+    engine: Engine,
+) -> None:
+    """MiniLM's 384 dimensions are stored, indexed and compared at 384; a repository whose
+    vectors change width (another model) gets its index again at the new width."""
+    rng = random.Random(41)
+    centers = [_unit([rng.gauss(0, 1) for _ in range(384)]) for _ in range(CLUSTERS)]
+    vectors = [_near(c, rng, 0.02) for c in centers for _ in range(PER_CLUSTER)]
+    repo, rows = _seed_repo(engine, rng, "o/minilm", vectors)
+    wide, _ = _seed_repo(engine, rng, "o/changes-model")
+    with engine.begin() as conn:
+        assert rebuild_if_needed(conn, repo) == LISTS
+        assert vector_index.index_width(conn, repo) == 384
+        assert rebuild_if_needed(conn, wide) == LISTS
+        assert vector_index.index_width(conn, wide) == EMBEDDING_DIMS
+        widths = conn.execute(
+            text(
+                "SELECT DISTINCT vector_dims(embedding) FROM code_chunks WHERE repository_id = :r"
+            ),
+            {"r": repo},
+        ).scalars()
+        assert list(widths) == [384]
+    for target in rng.sample(list(rows), 5):
+        query = _near(rows[target], rng, 0.001)
+        assert _app_search(engine, repo, query, 10)[0] == target
+    assert index_name(repo) in _plan(engine, repo, query, 384)
+
+    with engine.begin() as conn:  # re-embedded by a 384-wide model
+        conn.execute(
+            text(
+                "UPDATE code_chunks SET embedding = subvector(embedding, 1, 384)"
+                " WHERE repository_id = :r"
+            ),
+            {"r": wide},
+        )
+        assert rebuild_if_needed(conn, wide) == LISTS  # the same lists, built again
+        assert vector_index.index_width(conn, wide) == 384
 
 
 def test_the_index_goes_when_the_repository_shrinks_below_half_the_threshold(
@@ -416,13 +456,8 @@ def test_a_swap_cut_short_between_its_two_steps_is_finished_by_the_next_run(
     rng = random.Random(23)
     repo, _ = _seed_repo(engine, rng, "o/cut-short")
     with engine.begin() as conn:  # the old index dropped, the new one not yet renamed
-        conn.execute(
-            text(
-                f"CREATE INDEX {vector_index.building_name(repo)} ON code_chunks"
-                " USING ivfflat (embedding halfvec_cosine_ops)"
-                f" WITH (lists = {LISTS}) WHERE repository_id = {repo}"
-            )
-        )
+        building = vector_index.building_name(repo)
+        conn.execute(text(vector_index.create_statement(building, repo, LISTS, EMBEDDING_DIMS)))
         assert index_settings(conn, repo) == (LISTS, None)  # searches use it meanwhile
     with _autocommit(engine) as conn, vector_index.build_lock(conn):
         assert rebuild_if_needed(conn, repo, concurrently=True) == LISTS  # kept, not rebuilt

@@ -8,7 +8,7 @@ from app.errors import ConfigError
 from app.indexing.batches import match_chunks
 from app.indexing.caches import embedding_key
 from app.indexing.chunker import chunk_text
-from app.indexing.embedder import embedding_text, hash_vector, pad
+from app.indexing.embedder import embedding_text, hash_vector, stored
 from app.indexing.identifiers import split_identifier
 from app.indexing.languages import BY_NAME
 from app.indexing.source_tree import RepoConfig, parse_repo_config, walk_tree
@@ -93,11 +93,11 @@ def test_hash_vectors_are_unit_length_and_lexical() -> None:
     assert hash_vector("same text") == hash_vector("same text")
 
 
-def test_pad_keeps_cosine_and_refuses_wider_vectors() -> None:
-    padded = pad([0.6, 0.8])
-    assert len(padded) == 1536 and padded[:2] == [0.6, 0.8] and set(padded[2:]) == {0.0}
+def test_vectors_are_stored_at_their_own_width_and_wider_ones_refused() -> None:
+    assert stored([0.6, 0.8]) == [0.6, 0.8]
+    assert len(stored([0.5] * 1536)) == 1536
     with pytest.raises(Exception, match="at most 1536"):
-        pad([0.0] * 2000)
+        stored([0.0] * 2000)
 
 
 def test_embedding_text_is_header_and_summary_not_code() -> None:

@@ -25,7 +25,6 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY, TSVECTOR
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.config import EMBEDDING_DIMS
 from app.db.models.base import CHUNK_TYPES, Base, created_column
 
 
@@ -209,8 +208,9 @@ class CodeChunk(Base):
     summarizer: Mapped[str | None] = mapped_column(String(16))
     summary_model: Mapped[str | None] = mapped_column(String(128))
     #: float16 (halfvec), kept in the row (STORAGE MAIN) rather than TOASTed: an exact
-    #: scan reads it with the row, and the ivfflat indexes hold half the bytes.
-    embedding = mapped_column(HALFVEC(EMBEDDING_DIMS), nullable=True)
+    #: scan reads it with the row, and the ivfflat indexes hold half the bytes. At its
+    #: model's own width, at most EMBEDDING_DIMS (migration 0019; ``app/db/vector_sql.py``).
+    embedding = mapped_column(HALFVEC(), nullable=True)
     embedding_model: Mapped[str | None] = mapped_column(String(128))
     token_count: Mapped[int] = mapped_column(Integer, server_default="0")
     #: identifier words, references and summary, for PostgreSQL full-text search; its
@@ -246,7 +246,7 @@ class EmbeddingCache(Base):
 
     text_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
     model: Mapped[str] = mapped_column(String(128), primary_key=True)
-    embedding = mapped_column(Vector(EMBEDDING_DIMS), nullable=False)
+    embedding = mapped_column(Vector(), nullable=False)  # at its model's width
     dims: Mapped[int] = mapped_column(Integer)
     tokens: Mapped[int] = mapped_column(Integer, server_default="0")
     created_at: Mapped[datetime] = created_column()

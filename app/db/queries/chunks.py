@@ -59,3 +59,16 @@ def embedded_rows(conn: Connection, repo_id: int) -> int:
             {"r": repo_id},
         ).scalar_one()
     )
+
+
+def vector_width(conn: Connection, repo_id: int) -> int | None:
+    """The width of the repository's vectors (one model's, so one width), or None when it
+    has none."""
+    found = conn.execute(
+        text(
+            "SELECT vector_dims(embedding) FROM code_chunks WHERE repository_id = :r"
+            " AND embedding IS NOT NULL LIMIT 1"
+        ),
+        {"r": repo_id},
+    ).scalar_one_or_none()
+    return None if found is None else int(found)
