@@ -42,8 +42,8 @@ from app.indexing import store
 from app.indexing.batches import BatchWriter, FileWork
 from app.indexing.embedder import Embedder
 from app.indexing.enrichment import Enrichment
-from app.indexing.files import chunk_file
 from app.indexing.links import LINK_VERSION
+from app.indexing.parallel import ChunkJob, Parallelism, chunk_in_order, default_workers
 from app.indexing.report import IndexBusy, IndexOptions, IndexReport, NoProgress, Progress
 from app.indexing.source_tree import DirectorySource, FileSource, TreeFile
 from app.indexing.stale import enrichment_progress, is_pending
@@ -169,6 +169,58 @@ class Indexer:
         batch: list[FileWork] = []
         gone: list[str] = []
         touched: list[tuple[int, int]] = []
+        changed = self._changed_files(tree, known, max_bytes, seen, gone, touched)
+        with closing(chunk_in_order(changed, self._parallelism())) as results:
+            while True:
+                with self._timed("chunk"):  # a file's chunks (and the reading of the next)
+                    found = next(results, None)
+                if found is None:
+                    break
+                (tree_file, digest, previous), result = found
+                if result.skipped:
+                    report.files_skipped[result.skipped.split(" (")[0]] += 1
+                    if previous is not None:
+                        gone.append(tree_file.path)
+                    continue
+                report.files_changed += 1
+                batch.append(
+                    FileWork(
+                        tree_file,
+                        digest,
+                        result.language,
+                        result.decoded_leniently,
+                        result.chunks,
+                        result.links,
+                    )
+                )
+                if len(batch) >= self.options.batch_files:
+                    self._batches().apply(batch)
+                    batch = []
+        if batch:
+            self._batches().apply(batch)
+        removed = self.source.removed_paths()
+        if removed is None:  # a whole tree: what it does not list is gone
+            gone += [path for path in known if path not in seen]
+        else:  # a partial tree names its deletions
+            gone += [path for path in dict.fromkeys(removed) if path in known and path not in seen]
+        report.files_deleted = len(gone)
+        if not self.options.estimate:
+            with self._timed("db_write"), self.engine.begin() as conn:
+                store.delete_files(conn, self._require_repo(), gone)
+                store.touch_files(conn, touched)
+
+    def _changed_files(
+        self,
+        tree: Iterable[TreeFile],
+        known: dict[str, store.KnownFile],
+        max_bytes: int,
+        seen: set[str],
+        gone: list[str],
+        touched: list[tuple[int, int]],
+    ) -> Iterator[tuple[tuple[TreeFile, str, store.KnownFile | None], ChunkJob]]:
+        """The files of ``tree`` to chunk, read and hashed; the others are counted (and
+        noted in ``seen``, ``gone`` and ``touched``) as they go by."""
+        report = self.report
         for tree_file in tree:
             seen.add(tree_file.path)
             report.files_seen += 1
@@ -196,39 +248,15 @@ class Indexer:
                 report.files_unchanged += 1
                 touched.append((previous.id, tree_file.mtime_ns))
                 continue
-            with self._timed("chunk"):
-                result = chunk_file(tree_file.path, data, self.options.limits, max_bytes)
-            if result.skipped:
-                report.files_skipped[result.skipped.split(" (")[0]] += 1
-                if previous is not None:
-                    gone.append(tree_file.path)
-                continue
-            report.files_changed += 1
-            batch.append(
-                FileWork(
-                    tree_file,
-                    digest,
-                    result.language,
-                    result.decoded_leniently,
-                    result.chunks,
-                    result.links,
-                )
-            )
-            if len(batch) >= self.options.batch_files:
-                self._batches().apply(batch)
-                batch = []
-        if batch:
-            self._batches().apply(batch)
-        removed = self.source.removed_paths()
-        if removed is None:  # a whole tree: what it does not list is gone
-            gone += [path for path in known if path not in seen]
-        else:  # a partial tree names its deletions
-            gone += [path for path in dict.fromkeys(removed) if path in known and path not in seen]
-        report.files_deleted = len(gone)
-        if not self.options.estimate:
-            with self._timed("db_write"), self.engine.begin() as conn:
-                store.delete_files(conn, self._require_repo(), gone)
-                store.touch_files(conn, touched)
+            job = ChunkJob(tree_file.path, data, self.options.limits, max_bytes)
+            yield (tree_file, digest, previous), job
+
+    def _parallelism(self) -> Parallelism:
+        workers = self.options.chunk_workers
+        return Parallelism(
+            workers=default_workers() if workers is None else workers,
+            inline_files=self.options.parallel_after_files,
+        )
 
     def _finish(self) -> None:
         r, repo_id = self.report, self._require_repo()

@@ -38,6 +38,11 @@ class IndexOptions:
     estimate: bool = False  # plan only: no model calls, no writes
     limits: ChunkLimits = field(default_factory=ChunkLimits)
     batch_files: int = 200
+    #: Processes that chunk files while the run writes (None: one per core beyond two,
+    #: ``default_workers``; 0: the run chunks them itself), once a run has more than
+    #: ``parallel_after_files`` files to chunk (``app/indexing/parallel.py``).
+    chunk_workers: int | None = None
+    parallel_after_files: int = 500
     #: How long to wait for another run of the same repository to finish before raising
     #: ``IndexBusy`` (jobs wait; the CLI says so at once).
     lock_wait_seconds: float = 0.0
