@@ -43,7 +43,7 @@ from app.indexing.batches import BatchWriter, FileWork
 from app.indexing.embedder import Embedder
 from app.indexing.enrichment import Enrichment
 from app.indexing.links import LINK_VERSION
-from app.indexing.parallel import ChunkJob, Parallelism, chunk_in_order, default_workers
+from app.indexing.parallel import ChunkJob, chunk_in_order
 from app.indexing.report import IndexBusy, IndexOptions, IndexReport, NoProgress, Progress
 from app.indexing.source_tree import DirectorySource, FileSource, TreeFile
 from app.indexing.stale import enrichment_progress, is_pending
@@ -170,7 +170,7 @@ class Indexer:
         gone: list[str] = []
         touched: list[tuple[int, int]] = []
         changed = self._changed_files(tree, known, max_bytes, seen, gone, touched)
-        with closing(chunk_in_order(changed, self._parallelism())) as results:
+        with closing(chunk_in_order(changed, self.options.parallelism)) as results:
             while True:
                 with self._timed("chunk"):  # a file's chunks (and the reading of the next)
                     found = next(results, None)
@@ -250,13 +250,6 @@ class Indexer:
                 continue
             job = ChunkJob(tree_file.path, data, self.options.limits, max_bytes)
             yield (tree_file, digest, previous), job
-
-    def _parallelism(self) -> Parallelism:
-        workers = self.options.chunk_workers
-        return Parallelism(
-            workers=default_workers() if workers is None else workers,
-            inline_files=self.options.parallel_after_files,
-        )
 
     def _finish(self) -> None:
         r, repo_id = self.report, self._require_repo()

@@ -19,8 +19,8 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
-from app.indexing.chunker import ChunkLimits
 from app.indexing.files import FileChunks, chunk_file
+from app.indexing.windows import ChunkLimits
 
 K = TypeVar("K")
 
@@ -49,12 +49,13 @@ class Parallelism:
     inline_files: int = 500
     window: int = 256
 
-
-def default_workers() -> int:
-    """The cores left when the run's own process and PostgreSQL's have one each. On two
-    cores that is none: a worker there made a first index no faster (295 against 297 s
-    on the site-packages benchmark, bench/RESULTS.md), as the three took turns."""
-    return max(0, (os.cpu_count() or 1) - 2)
+    @classmethod
+    def for_this_machine(cls) -> Parallelism:
+        """A worker for each core left when the run's own process and PostgreSQL's have
+        one each. On two cores that is none: a worker there made a first index no faster
+        (295 against 297 s on the site-packages benchmark, bench/RESULTS.md), as the
+        three took turns."""
+        return cls(workers=max(0, (os.cpu_count() or 1) - 2))
 
 
 def chunk_in_order(

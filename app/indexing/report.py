@@ -11,6 +11,7 @@ from app.db.vector_policy import DEFAULT_POLICY, VectorIndexPolicy
 from app.db.word_counts import DEFAULT_WORD_COUNTS, WordCountPolicy
 from app.errors import ReviewbotError
 from app.indexing.embedder import EmbeddingUsage
+from app.indexing.parallel import Parallelism
 from app.indexing.summarizer import HEURISTIC, SummaryUsage
 from app.indexing.windows import ChunkLimits
 
@@ -38,11 +39,9 @@ class IndexOptions:
     estimate: bool = False  # plan only: no model calls, no writes
     limits: ChunkLimits = field(default_factory=ChunkLimits)
     batch_files: int = 200
-    #: Processes that chunk files while the run writes (None: one per core beyond two,
-    #: ``default_workers``; 0: the run chunks them itself), once a run has more than
-    #: ``parallel_after_files`` files to chunk (``app/indexing/parallel.py``).
-    chunk_workers: int | None = None
-    parallel_after_files: int = 500
+    #: Processes that chunk files while the run writes, for a large run
+    #: (``app/indexing/parallel.py``; by default one per core beyond two).
+    parallelism: Parallelism = field(default_factory=Parallelism.for_this_machine)
     #: How long to wait for another run of the same repository to finish before raising
     #: ``IndexBusy`` (jobs wait; the CLI says so at once).
     lock_wait_seconds: float = 0.0

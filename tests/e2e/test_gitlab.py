@@ -24,7 +24,7 @@ from tests.support.gitlab import (
     push_event,
     send_gitlab,
 )
-from tests.support.models import finding, model
+from tests.support.models import COUPON_DESCRIPTION, finding, model
 from tests.support.workers import kill_a_worker_mid_review
 
 FINDING = "Fraction passed where a percent is expected"
@@ -323,14 +323,7 @@ def test_describe_and_labels_follow_the_default_branchs_settings(
     gitlab.labels = ["bug", "feature"]
     toml = '[review]\ndescribe = "append"\nlabels = true\nauto_review = false\n'
     gitlab.repo.write(".reviewbot.toml", toml).commit("Configure reviewbot")  # on main
-    described = {
-        "title": "Apply coupons at checkout",
-        "type": "feature",
-        "summary": "Checkout applies a coupon's discount.",
-        "walkthrough": [{"path": "shop/checkout.py", "change": "applies coupons", "theme": "x"}],
-        "labels": ["feature", "made-up-label"],
-    }
-    fake_openai.chat_reply = model([finding(7)], described)
+    fake_openai.chat_reply = model([finding(7)], COUPON_DESCRIPTION)
     with serving(gitlab_settings, engine, worker=True) as base:
         send_gitlab(base, MR_HOOK, mr_event("open", gitlab.mrs[7].head))
         wait_for(lambda: "reviewbot:describe:end" in gitlab.mrs[7].description)

@@ -16,7 +16,7 @@ from tests.fakes.github_server import FakeGitHub
 from tests.fakes.openai_server import CHAT, FakeOpenAI
 from tests.shop_repo import CHECKOUT_V2
 from tests.support.app import jobs_left, pr_event, send, serving, wait_for
-from tests.support.models import finding, model
+from tests.support.models import COUPON_DESCRIPTION, finding, model
 from tests.webhooks import payload
 
 FIX = (
@@ -85,13 +85,7 @@ def test_describe_appends_keeps_the_authors_text_and_updates_in_place(
     github.permissions["maintainer"] = "write"
     github.labels = ["bug", "feature", "risk: low"]
     configure(github, '[review]\ndescribe = "append"\nlabels = true\n')
-    first = {
-        "title": "Apply coupons at checkout",
-        "type": "feature",
-        "summary": "Checkout applies a coupon's discount.",
-        "walkthrough": [{"path": "shop/checkout.py", "change": "applies coupons", "theme": "x"}],
-        "labels": ["feature", "made-up-label"],
-    }
+    first = COUPON_DESCRIPTION
     fake_openai.chat_reply = model([], first)
     with serving(github_settings, engine, worker=True) as base:
         send(base, "issue_comment", comment_event("/describe", 601))

@@ -54,7 +54,7 @@ def _write_tree(root: Path, version: int) -> None:
 
 
 def _index(engine: Engine, repo: str, root: Path, workers: int, after: int) -> None:
-    options = IndexOptions(chunk_workers=workers, parallel_after_files=after)
+    options = IndexOptions(parallelism=Parallelism(workers=workers, inline_files=after))
     Indexer(engine, repo, root, embedder=HashEmbedder(), options=options).run()
 
 

@@ -12,6 +12,16 @@ from tests.fakes.openai_server import summaries_for
 WORDS = {6: "six", 7: "seven", 8: "eight"}
 
 
+#: A description the model gives of the e2e repository's coupon change.
+COUPON_DESCRIPTION: dict[str, Any] = {
+    "title": "Apply coupons at checkout",
+    "type": "feature",
+    "summary": "Checkout applies a coupon's discount.",
+    "walkthrough": [{"path": "shop/checkout.py", "change": "applies coupons", "theme": "x"}],
+    "labels": ["feature", "made-up-label"],
+}
+
+
 def finding(line: int, severity: str = "major", **extra: Any) -> dict[str, Any]:
     return {
         "path": "shop/checkout.py",
