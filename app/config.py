@@ -84,10 +84,13 @@ SECONDARY_PATHS = (
 
 #: Bots: GitHub Apps' accounts, and Dependabot and Renovate under the names they run as.
 DEFAULT_IGNORED_AUTHORS = ("*[bot]", "dependabot", "dependabot-preview", "renovate", "renovate-bot")
-RetrievalSignal = Literal["vector", "lexical", "structural", "history", "siblings", "removed"]
+RetrievalSignal = Literal[
+    "vector", "lexical", "words", "structural", "history", "siblings", "removed"
+]
 RETRIEVAL_SIGNALS: tuple[RetrievalSignal, ...] = (
     "vector",
     "lexical",
+    "words",
     "structural",
     "history",
     "siblings",

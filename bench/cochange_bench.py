@@ -87,7 +87,8 @@ def main() -> None:
     from app.db.engine import open_database
     from app.indexing.embedder import HashEmbedder, select_embedder
 
-    with tempfile.TemporaryDirectory() as tmp:
+    # the server may still be writing its last WAL as it stops: a results file must not be lost
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
         settings = Settings(data_dir=Path(tmp) / "data", embedding_provider=args.embedder)
         embedder = HashEmbedder() if args.embedder == "hash" else select_embedder(settings)
         with open_database(settings) as db:

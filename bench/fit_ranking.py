@@ -15,6 +15,11 @@ on (odd cases fit, even cases held out, and the other way round).
 ``--report`` fits nothing: it prints the product's current weights per benchmark and
 language, and the same without the vector signal (a review made before a repository's
 summaries and embeddings are done: ``app/flows/enrich.py``).
+
+``--question`` fits ``QUESTION_WEIGHTS`` (``/ask``'s search signals) on the ``--dump`` of
+``bench/question_bench.py`` instead, by MRR and R@10 of the first ten items.
+
+    python -m bench.fit_ranking --question /tmp/question_dump.json
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from typing import Any
 
 from app.retrieval.ranking import (
     DEFAULT_WEIGHTS,
+    QUESTION_WEIGHTS,
     ContextChunk,
     Evidence,
     RankingWeights,
@@ -140,13 +146,65 @@ def report(cases: Sequence[dict[str, Any]]) -> None:
             print(f"| {label} | {benchmark} | {language} | {len(group)} | {cells} |")
 
 
+#: The search signals a question has, and how many chunks of a file ``/ask`` keeps.
+QUESTION_FIELDS = ("lexical", "vector", "words")
+QUESTION_PER_FILE = 3
+
+
+def question_scores(case: dict[str, Any], weights: RankingWeights) -> dict[str, float]:
+    """MRR and R@10 of one question as ``/ask`` ranks its candidates under ``weights``."""
+    scored = [replace(c, score=weights.score(c.evidence)) for c in case["chunks"]]
+    ranked = rank_context([c for c in scored if c.score > 0], QUESTION_PER_FILE)
+    targets = case["targets"]
+    first = next((i for i, c in enumerate(ranked, 1) if any(hits(c, t) for t in targets)), None)
+    top = ranked[:10]
+    return {
+        "MRR": 1 / first if first else 0.0,
+        "R@10": sum(any(hits(c, t) for c in top) for t in targets) / len(targets),
+    }
+
+
+def fit_question(cases: Sequence[dict[str, Any]]) -> None:
+    """Coordinate search over the question's signal weights (one held at 1), by MRR."""
+
+    def mrr(weights: RankingWeights) -> float:
+        return statistics.mean(question_scores(c, weights)["MRR"] for c in cases)
+
+    best, best_score = QUESTION_WEIGHTS, mrr(QUESTION_WEIGHTS)
+    print(f"current {asdict(best)}: MRR {best_score:.3f}")
+    for _ in range(3):
+        improved = False
+        for name in QUESTION_FIELDS[1:]:
+            for value in GRID:
+                trial = replace(best, **{name: value})
+                if (found := mrr(trial)) > best_score + 1e-9:
+                    best, best_score, improved = trial, found, True
+        if not improved:
+            break
+    print(f"fitted {[(n, getattr(best, n)) for n in QUESTION_FIELDS]}: MRR {best_score:.3f}")
+    for label, weights in (("current", QUESTION_WEIGHTS), ("fitted", best)):
+        for alone in (None, *QUESTION_FIELDS):
+            w = (
+                weights
+                if alone is None
+                else replace(weights, **{n: (1.0 if n == alone else 0.0) for n in QUESTION_FIELDS})
+            )
+            rows = [question_scores(c, w) for c in cases]
+            means = {m: statistics.mean(r[m] for r in rows) for m in ("MRR", "R@10")}
+            print(f"{label} {alone or 'fused'}: MRR {means['MRR']:.3f}, R@10 {means['R@10']:.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("dumps", nargs="+")
     parser.add_argument("--report", action="store_true", help="evaluate only (see above)")
+    parser.add_argument("--question", action="store_true", help="fit QUESTION_WEIGHTS")
     args = parser.parse_args()
     cases = load(args.dumps)
     print(f"{len(cases)} cases")
+    if args.question:
+        fit_question(cases)
+        return
     if args.report:
         report(cases)
         return

@@ -93,7 +93,8 @@ def main() -> None:
         .strip()
     )
     local = LocalRepo(Path(git_dir))
-    with tempfile.TemporaryDirectory() as tmp:
+    # the server may still be writing its last WAL as it stops: a results file must not be lost
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
         settings = Settings(data_dir=args.data_dir or Path(tmp) / "data")
         with open_database(settings) as db:
             embedder = HashEmbedder() if args.embedder == "hash" else LocalEmbedder()

@@ -121,7 +121,8 @@ def main() -> None:
 
     rows: list[dict[str, Any]] = []
     dumped: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory() as tmp:
+    # the server may still be writing its last WAL as it stops: a results file must not be lost
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
         settings = Settings(data_dir=Path(tmp) / "data", embedding_provider=args.embedder)
         embedder = HashEmbedder() if args.embedder == "hash" else select_embedder(settings)
         with open_database(settings) as db:
@@ -170,10 +171,13 @@ def main() -> None:
 
 
 QUESTION_RETRIEVERS = {
-    "fused": ("lexical", "vector"),
+    "fused": ("lexical", "vector", "words"),
+    "lexical + vector": ("lexical", "vector"),
     "lexical": ("lexical",),
     "vector": ("vector",),
+    "words": ("words",),
 }
+SEARCH_SIGNALS = QUESTION_RETRIEVERS["fused"]
 #: Candidates per signal for a question (``/ask`` packs a budget from more than ten).
 QUESTION_DEPTH = 50
 
@@ -190,7 +194,7 @@ def question_candidates(engine: Any, repo: str, question: str, embedder: Any) ->
     with engine.begin() as conn:
         repo_id = indexed_repository(conn, repo, embedder.model)
         found = question_evidence(
-            conn, repo_id, question, vectors, embedder.model, {"lexical", "vector"}, QUESTION_DEPTH
+            conn, repo_id, question, vectors, embedder.model, set(SEARCH_SIGNALS), QUESTION_DEPTH
         )
         return load_candidates(conn, found, secondary_paths(SECONDARY_PATHS), QUESTION_WEIGHTS)
 

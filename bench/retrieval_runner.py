@@ -26,9 +26,31 @@ SIGNAL_FIELDS = {
     "siblings": ("sibling", "sibling_kind"),
     "lexical": ("lexical",),
     "vector": ("vector",),
+    "words": ("words",),
     "removed": ("removed",),
 }
 SIGNALS = tuple(SIGNAL_FIELDS)
+
+
+def _alone() -> Any:
+    from app.retrieval.ranking import RankingWeights
+
+    return RankingWeights(
+        link=1.0,
+        cochange=1.0,
+        sibling=1.0,
+        lexical=1.0,
+        vector=1.0,
+        words=1.0,
+        coupled_words=0.0,
+        removed=1.0,
+        shared=0.0,
+    )
+
+
+#: A signal on its own: every weight 1 (the words signal's default weight is 0 unless
+#: history found the chunk too, so under the product's weights it would order nothing).
+ALONE = _alone()
 
 
 def retrievers() -> dict[str, tuple[str, ...]]:
@@ -74,7 +96,7 @@ class ProductRunner:
 
         self.engine, self.embedder, self.history = engine, embedder, history
         self.settings = Settings()
-        self.timings: dict[str, list[float]] = {"database_s": [], "database_s_without_new": []}
+        self.timings: dict[str, list[float]] = {"database_s": [], "database_s_without_words": []}
 
     def index(self, repo: str, git_dir: str, commit: str) -> None:
         from app.git import LocalRepo
@@ -105,12 +127,11 @@ class ProductRunner:
             self.engine, repo, diffs, changed, self.embedder, self.settings, result
         )
         self.timings["database_s"].append(result.timings["database_s"])
-        # the same retrieval without history and siblings, for their cost
-        without = self.settings.model_copy(
-            update={"retrieval_signals": ("vector", "lexical", "structural", "removed")}
-        )
+        # the same retrieval without the words signal, for its cost
+        signals = tuple(s for s in self.settings.retrieval_signals if s != "words")
+        without = self.settings.model_copy(update={"retrieval_signals": signals})
         retrieval_candidates(self.engine, repo, diffs, changed, self.embedder, without, result)
-        self.timings["database_s_without_new"].append(result.timings["database_s"])
+        self.timings["database_s_without_words"].append(result.timings["database_s"])
         return chunks
 
 
@@ -124,6 +145,8 @@ def ranked(
     from app.retrieval.ranking import DEFAULT_WEIGHTS, rank_context, render_context_block
 
     weights = weights or DEFAULT_WEIGHTS
+    if len(signals) == 1:  # a signal alone ranks by its own evidence, whatever its weight
+        weights = ALONE
     rescored = []
     for chunk in chunks:
         evidence = masked(chunk.evidence, signals)

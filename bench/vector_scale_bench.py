@@ -56,8 +56,9 @@ from app.diff.parse import FileDiff, FileStatus
 from app.indexing.chunks import Chunk
 from app.indexing.links import Link
 from app.retrieval.candidates import candidate_chunks, lexical_terms
+from app.retrieval.full_text import lexical_signals
 from app.retrieval.queries import RetrievalQuery
-from app.retrieval.signals import lexical_signals, vector_signals
+from app.retrieval.signals import vector_signals
 
 MODEL = "bench-synthetic"
 TOPICS = 4096

@@ -16,13 +16,14 @@ from app.db.word_counts import word_counts
 from app.diff.changed import ChangedFunction
 from app.diff.parse import FileDiff
 from app.retrieval.cochange import cochanged
+from app.retrieval.full_text import QUESTION_LIMITS, code_word_scores, lexical_scores
 from app.retrieval.links import LinkHit, linked_callers, linked_definitions
 from app.retrieval.queries import RetrievalQuery
 from app.retrieval.ranking import ContextChunk, Evidence, RankingWeights, merge_evidence
 from app.retrieval.removed import removed_names, still_using
 from app.retrieval.search import indexed_repository
 from app.retrieval.siblings import SiblingHit, sibling_chunks
-from app.retrieval.signals import QUESTION_LIMITS, Scored, lexical_scores, vector_scores
+from app.retrieval.signals import Scored, vector_scores
 
 #: Links are bounded by what a function uses and who calls it, and their confidence orders
 #: them, so the structural signal keeps more than a search signal's top k.
@@ -92,18 +93,23 @@ def function_evidence(
     engine: Engine | None = None,
 ) -> list[dict[int, Evidence]]:
     """For each searched function, what every signal found, as evidence per chunk. With
-    ``engine``, the vector and full-text statements run on connections of their own while
-    the others run on ``conn``: the three take about as long as each other (a PR of 20
-    functions on pallets/click: 45, 23 and 50 ms, bench/RESULTS.md)."""
+    ``engine``, the vector, lexical and words statements run on connections of their own
+    while the others run on ``conn``: each takes about as long as the rest together (a PR
+    of 20 functions on pallets/click: 45, 23, 60 and 50 ms, bench/RESULTS.md)."""
     functions = search.searched
     terms = [lexical_terms(f, search.queries) for f in functions] if "lexical" in signals else []
     depth = k * LINKS_PER_SIGNAL_HIT
     vectors = search.vectors if "vector" in signals else []
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    codes = [f.chunk.raw_code for f in functions] if "words" in signals else []
+    paths = [f.file_path for f in functions]
+    with ThreadPoolExecutor(max_workers=3) as pool:
         lexical: Future[Scored] | None = None
         nearest: Future[Scored] | None = None
+        same_words: Future[Scored] | None = None
         if engine is not None and "lexical" in signals:
             lexical = pool.submit(_lexical_apart, engine, repo_id, terms, exclude, k)
+        if engine is not None and codes:
+            same_words = pool.submit(_words_apart, engine, repo_id, codes, paths, exclude, k)
         if engine is not None and vectors:
             nearest = pool.submit(_vector_apart, engine, repo_id, search, exclude, k)
         found: list[_Found] = [{} for _ in functions]
@@ -137,6 +143,13 @@ def function_evidence(
                 else lexical_scores(conn, repo_id, terms, exclude, k)
             )
             _add_relative(found, scored, "lexical")
+        if codes:
+            scored = (
+                same_words.result()
+                if same_words is not None
+                else code_word_scores(conn, repo_id, codes, exclude, k, paths=paths)
+            )
+            _add_relative(found, scored, "words")
     return [_evidence(f) for f in found]
 
 
@@ -149,13 +162,17 @@ def question_evidence(
     signals: Collection[str],
     k: int,
 ) -> dict[int, Evidence]:
-    """What the vector and lexical signals find for a question asked in words."""
+    """What the search signals (vector, lexical, words) find for a question asked in
+    words: its words keep the question's share of a repository's chunks (``QUESTION_LIMITS``)."""
     found: list[_Found] = [{}]
     if "vector" in signals and vectors:
         _add_relative(found, vector_scores(conn, repo_id, vectors, model, [], k), "vector")
     if "lexical" in signals:
         scored = lexical_scores(conn, repo_id, [[question]], [], k, QUESTION_LIMITS)
         _add_relative(found, scored, "lexical")
+    if "words" in signals:
+        scored = code_word_scores(conn, repo_id, [question], [], k, QUESTION_LIMITS)
+        _add_relative(found, scored, "words")
     return _evidence(found[0])
 
 
@@ -164,6 +181,18 @@ def _vector_apart(
 ) -> Scored:
     with engine.begin() as conn:  # the search's settings are SET LOCAL
         return vector_scores(conn, repo_id, search.vectors, search.model, exclude, k)
+
+
+def _words_apart(
+    engine: Engine,
+    repo_id: int,
+    codes: list[str],
+    paths: list[str],
+    exclude: Sequence[int],
+    k: int,
+) -> Scored:
+    with engine.connect() as conn:
+        return code_word_scores(conn, repo_id, codes, exclude, k, paths=paths)
 
 
 def _lexical_apart(

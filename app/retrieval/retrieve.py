@@ -213,9 +213,9 @@ def retrieve_for_question(
     weights: RankingWeights = QUESTION_WEIGHTS,
 ) -> list[ContextChunk]:
     """Context for a question asked in a PR: the question itself is the query of the
-    vector and lexical signals, ranked and packed like a review's context."""
+    search signals (vector, lexical, words), ranked and packed like a review's context."""
     counter = token_counter()
-    signals = {"vector", "lexical"} & set(settings.retrieval_signals)
+    signals = {"vector", "lexical", "words"} & set(settings.retrieval_signals)
     vectors: list[list[float]] = []
     if "vector" in signals and _enrichment_note(engine, repo, embedder, settings):
         signals.discard("vector")

@@ -1,25 +1,17 @@
-"""The fill signals (vector, lexical) for all the queries of a PR, each in one statement,
-returning chunk ids best first per query; the structural signal is in
+"""The vector signal for all the queries of a PR in one statement, returning chunk ids
+best first per query, and what every search signal returns (``Scored``); the full-text
+signals are in ``app/retrieval/full_text.py``, the structural one in
 ``app/retrieval/links.py``."""
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, text
 
 from app.db.vector_sql import cosine_distance, search_type, vector_text
-from app.db.word_counts import (
-    DEFAULT_WORD_COUNTS,
-    NOT_COUNTED,
-    WordCountPolicy,
-    WordCounts,
-    word_counts,
-)
 from app.retrieval.search import prepare_vector_search, searchable
 
 
@@ -38,27 +30,6 @@ class OnePass:
 ONE_PASS = OnePass()
 
 
-@dataclass(frozen=True)
-class LexicalLimits:
-    """Which words of a lexical query are kept. A word in more than ``frequent_share`` of a
-    repository's chunks adds matches and little order; ``match_budget`` bounds the chunks
-    one query may match, by its words' counts (each match is ranked)."""
-
-    frequent_share: float
-    match_budget: int
-    #: words beyond this are dropped (the tsquery would only get slower)
-    max_words: int = 64
-
-
-#: A diff's queries: many per PR, made of identifiers, where a rare one says the most.
-DIFF_LIMITS = LexicalLimits(frequent_share=0.05, match_budget=1000)
-#: A question: one query per ask, in English, whose words are common in code ("proxy",
-#: "header") and count together. Under the diff's limits those words were dropped and
-#: the signal fell from MRR 0.257 to 0.248 and the fused ranking from 0.323 to 0.268
-#: (bench/question_bench.py, 60 cases, bench/RESULTS.md).
-QUESTION_LIMITS = LexicalLimits(frequent_share=0.25, match_budget=20_000)
-
-
 #: (chunk id, score) best first, for each query
 Scored = list[list[tuple[int, float]]]
 
@@ -73,7 +44,7 @@ def vector_signals(
     one_pass: OnePass = ONE_PASS,
 ) -> list[list[int]]:
     """``vector_scores`` without the scores."""
-    return _ids(vector_scores(conn, repo_id, vectors, model, exclude, k, one_pass))
+    return ids(vector_scores(conn, repo_id, vectors, model, exclude, k, one_pass))
 
 
 def vector_scores(
@@ -118,7 +89,7 @@ def vector_scores(
         ),
         params,
     )
-    return _per_query(rows, len(vectors))
+    return per_query(rows, len(vectors))
 
 
 def _has_rows(conn: Connection, repo_id: int, rows: int) -> bool:
@@ -175,160 +146,14 @@ def _exact_in_one_pass(
         ),
         {**params, "b": list(bounds)},
     )
-    return _per_query(rows, count)
+    return per_query(rows, count)
 
 
-def query_words(terms: Sequence[str]) -> list[str]:
-    """The words of ``terms`` a full-text query can use: alphanumeric runs longer than two
-    characters, lower-cased, once each."""
-    return sorted({w.lower() for t in terms for w in re.findall(r"[A-Za-z0-9]+", t) if len(w) > 2})
-
-
-def lexical_query(
-    terms: Sequence[str], counts: WordCounts = NOT_COUNTED, limits: LexicalLimits = DIFF_LIMITS
-) -> str:
-    """A tsquery matching any of the rarer words of ``terms``, or ''.
-
-    Unless the repository is small (``counts.total`` 0), words in more than
-    ``limits.frequent_share`` of its chunks are left out (when every word is, all are
-    kept: each ranks alike), then the rarest words are kept while the chunks they can
-    match stay within ``limits.match_budget``. A query whose rarest word alone is in more
-    chunks finds nothing: matching it would rank thousands of chunks and order them by
-    chance."""
-    words = query_words(terms)
-    if not counts.total:
-        return " | ".join(words[: limits.max_words])
-    rarest = sorted(words, key=lambda w: (counts.chunks(w), w))
-    # a word not stored is in counts.stored_min chunks or fewer
-    frequent = limits.frequent_share * counts.total
-    rare = [w for w in rarest if counts.counts.get(w, 0) <= frequent] or rarest
-    kept: list[str] = []
-    matched = 0
-    for word in rare[: limits.max_words]:
-        matched += counts.chunks(word)
-        if min(matched, counts.total) > limits.match_budget:
-            break
-        kept.append(word)
-    return " | ".join(sorted(kept))
-
-
-def lexical_signals(
-    conn: Connection,
-    repo_id: int,
-    term_lists: Sequence[Sequence[str]],
-    exclude: Sequence[int],
-    k: int,
-    limits: LexicalLimits = DIFF_LIMITS,
-    counted: WordCountPolicy = DEFAULT_WORD_COUNTS,
-) -> list[list[int]]:
-    """``lexical_scores`` without the scores."""
-    return _ids(lexical_scores(conn, repo_id, term_lists, exclude, k, limits, counted))
-
-
-#: Okapi BM25's term-frequency saturation and length normalisation.
-BM25_K1 = 1.2
-BM25_B = 0.75
-
-
-#: BM25 for every query of a PR in one pass: each chunk matching any query's words is
-#: read and its words unnested once (``hits``), not once per query matching it (a PR's
-#: 20 queries on pallets/click: 28 ms against 470 ms, bench/RESULTS.md); a word's
-#: document frequency is its count among those chunks, which hold every chunk that has
-#: it, so it is the repository's. Arithmetic in float8 (``numeric`` doubled the time).
-_LEXICAL = """
-WITH q AS MATERIALIZED (
-  SELECT x.ord, w.word FROM unnest(CAST(:qs AS text[])) WITH ORDINALITY AS x(t, ord),
-    unnest(string_to_array(x.t, ' | ')) AS w(word)
-  WHERE x.t <> ''
-), hits AS MATERIALIZED (
-  SELECT c.id, CAST(length(c.search_tsv) AS float8) AS len, u.lexeme,
-    CAST(coalesce(array_length(u.positions, 1), 1) AS float8) AS tf
-  FROM code_chunks c, unnest(c.search_tsv) u
-  -- bigint, as the index's btree_gin class compares (a smaller int would not)
-  WHERE c.repository_id = CAST(:r AS bigint) AND c.search_tsv @@ to_tsquery('simple', :any)
-    AND NOT (c.id = ANY(CAST(:ex AS bigint[]))) AND u.lexeme IN (SELECT word FROM q)
-), idf AS (
-  SELECT lexeme, ln(1 + (greatest(CAST(:n AS float8), count(*)) - count(*) + 0.5)
-    / (count(*) + 0.5)) AS idf
-  FROM hits GROUP BY lexeme
-), scored AS (
-  SELECT q.ord, h.id,
-    sum(idf.idf * h.tf * (:k1 + 1) / (h.tf + :k1 * (1 - :b + :b * h.len / :avg))) AS score
-  FROM q JOIN hits h ON h.lexeme = q.word JOIN idf ON idf.lexeme = q.word
-  GROUP BY q.ord, h.id
-), ranked AS (
-  SELECT ord, id, score, row_number() OVER (PARTITION BY ord ORDER BY score DESC, id) AS n
-  FROM scored
-)
-SELECT ord, id, score FROM ranked WHERE n <= :k ORDER BY ord, n
-"""
-
-
-def lexical_scores(
-    conn: Connection,
-    repo_id: int,
-    term_lists: Sequence[Sequence[str]],
-    exclude: Sequence[int],
-    k: int,
-    limits: LexicalLimits = DIFF_LIMITS,
-    counted: WordCountPolicy = DEFAULT_WORD_COUNTS,
-) -> Scored:
-    """For each list of terms, full-text search over identifier words, references and
-    summaries (the rarer terms match: ``lexical_query`` within ``limits``), ranked by
-    Okapi BM25: a word weighs by its inverse document frequency in the repository, so a
-    rare shared identifier outweighs a common one (``bm25_score`` is the same formula in
-    Python). All the queries in one statement (``_LEXICAL``), after one that reads the
-    words' counts and the repository's size."""
-    words = {w for terms in term_lists for w in query_words(terms)}
-    counts = word_counts(conn, repo_id, words, counted)
-    queries = [lexical_query(terms, counts, limits) for terms in term_lists]
-    if not any(queries):
-        return [[] for _ in queries]
-    rows = conn.execute(
-        text(_LEXICAL),
-        {
-            "qs": queries,
-            "any": " | ".join(sorted({w for q in queries if q for w in q.split(" | ")})),
-            "r": repo_id,
-            "ex": list(exclude),
-            "k": k,
-            "n": max(counts.documents, 1),
-            "avg": max(counts.average_length, 1.0),
-            "k1": BM25_K1,
-            "b": BM25_B,
-        },
-    )
-    return _per_query(rows, len(queries))
-
-
-def bm25_score(
-    query: Sequence[str],
-    document: Mapping[str, int],
-    document_frequency: Mapping[str, int],
-    documents: int,
-    average_length: float,
-) -> float:
-    """Okapi BM25 of one document (word -> occurrences) for ``query``'s words, the
-    formula ``lexical_scores`` runs in SQL (document length: its distinct words, as
-    PostgreSQL's ``length(tsvector)`` counts). Pure."""
-    length = len(document)
-    score = 0.0
-    for word in dict.fromkeys(query):
-        tf = document.get(word, 0)
-        if not tf:
-            continue
-        df = document_frequency[word]
-        idf = math.log(1 + (max(documents, df) - df + 0.5) / (df + 0.5))
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * length / average_length)
-        score += idf * tf * (BM25_K1 + 1) / (tf + norm)
-    return score
-
-
-def _ids(scored: Scored) -> list[list[int]]:
+def ids(scored: Scored) -> list[list[int]]:
     return [[chunk_id for chunk_id, _ in hits] for hits in scored]
 
 
-def _per_query(rows: Iterable[Any], count: int) -> Scored:
+def per_query(rows: Iterable[Any], count: int) -> Scored:
     """Rows of (1-based query ordinal, chunk id, score), ordered, as one list per query."""
     ranked: Scored = [[] for _ in range(count)]
     for ordinal, chunk_id, score in rows:

@@ -142,7 +142,7 @@ def test_migration_0011_keeps_full_text_vectors_of_rows_written_after_it_out_of_
     before = seed("o/before")
     with engine.connect() as conn:
         assert conn.execute(external, {"r": before}).scalar_one() == 50  # pushed out by the vector
-    migrate.upgrade(engine)
+    migrate.upgrade(engine, "0019")  # 0020 rewrites every row (a generated column)
     after = seed("o/after")
     with engine.connect() as conn:
         storage = conn.execute(
@@ -319,4 +319,65 @@ def test_migration_0019_stores_vectors_at_their_models_width_and_keeps_the_index
         ).scalar_one()
         values = [float(x) for x in stored.strip("[]").split(",")]
         assert values[:384] == pytest.approx(minilm, abs=1e-3) and not any(values[384:])
+    engine.dispose()
+
+
+def test_migration_0020_gives_existing_chunks_the_words_of_their_code(
+    empty_database_url: URL,
+) -> None:
+    """Rows written before 0020 get their code's words (whole identifiers and their
+    parts), their repository its average, and a counted repository its common code
+    words; the downgrade takes them away again."""
+    engine = make_engine(DatabaseTarget(empty_database_url, False))
+    migrate.upgrade(engine, "0019")
+    with engine.begin() as conn:
+        counted, file = new_repository(conn, "o/counted")
+        conn.execute(
+            text(
+                "INSERT INTO code_chunks (repository_id, source_file_id, file_path, start_line,"
+                " end_line, chunk_type, raw_code, content_hash) SELECT :r, :f, 'a.py', g, g,"
+                " 'function', CASE WHEN g % 2 = 0 THEN 'def encode_ticket(): return parseHTTP()'"
+                " ELSE 'x = shared' END, g::text FROM generate_series(1, 50) g"
+            ),
+            {"r": counted, "f": file},
+        )
+        conn.execute(
+            text("UPDATE repositories SET words_counted_at = 50 WHERE id = :r"), {"r": counted}
+        )
+    migrate.upgrade(engine)
+    with engine.connect() as conn:
+        words = conn.execute(
+            text(
+                "SELECT array_agg(u.lexeme ORDER BY u.lexeme)"
+                " FROM code_chunks c, unnest(c.code_tsv) u WHERE c.start_line = 2"
+            )
+        ).scalar_one()
+        assert words == [
+            "def",
+            "encode",
+            "encodeticket",
+            "http",
+            "parse",
+            "parsehttp",
+            "return",
+            "ticket",
+        ]
+        storage = conn.execute(
+            text(
+                "SELECT attstorage FROM pg_attribute"
+                " WHERE attrelid = 'code_chunks'::regclass AND attname = 'code_tsv'"
+            )
+        ).scalar_one()
+        assert storage == "m"  # in the row, as search_tsv
+        average = conn.execute(text("SELECT code_avg_words FROM repositories")).scalar_one()
+        assert average == pytest.approx((8 + 2) / 2)  # "x", "shared" in the other half
+        stored = conn.execute(
+            text("SELECT word, chunks FROM repository_code_words WHERE word IN ('shared', 'parse')")
+        ).all()
+        assert sorted(map(tuple, stored)) == [("parse", 25), ("shared", 25)]
+    migrate.downgrade(engine, "0019")
+    with engine.connect() as conn:
+        columns = {c["name"] for c in inspect(conn).get_columns("code_chunks")}
+        assert "code_tsv" not in columns
+        assert "repository_code_words" not in inspect(conn).get_table_names()
     engine.dispose()

@@ -13,7 +13,7 @@ from app.db import word_counts as wc
 from app.indexing.embedder import HashEmbedder
 from app.indexing.indexer import Indexer
 from app.indexing.report import IndexOptions
-from app.retrieval.signals import (
+from app.retrieval.full_text import (
     LexicalLimits,
     bm25_score,
     lexical_scores,

@@ -10,10 +10,10 @@ import pytest
 from app.git import ChangedLines, LoggedCommit, parse_log, parse_patches
 from app.indexing.history import change_set, changed_definitions, is_source
 from app.retrieval.cochange import FILE_LEVEL_WEIGHT, coupling
+from app.retrieval.full_text import bm25_score
 from app.retrieval.interfaces import Interface, implementers
 from app.retrieval.pairs import counterpart_names
 from app.retrieval.siblings import pair_place
-from app.retrieval.signals import bm25_score
 
 SHA1, SHA2, SHA3 = "a" * 40, "b" * 40, "c" * 40
 

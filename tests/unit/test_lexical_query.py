@@ -3,7 +3,7 @@
 from dataclasses import replace
 
 from app.db.word_counts import STORED_MIN, WordCounts, needs_count
-from app.retrieval.signals import DIFF_LIMITS, QUESTION_LIMITS, lexical_query
+from app.retrieval.full_text import DIFF_LIMITS, QUESTION_LIMITS, code_query, lexical_query
 
 
 def test_a_repository_not_counted_keeps_every_word() -> None:
@@ -57,3 +57,25 @@ def test_a_question_keeps_the_common_words_a_diff_query_leaves_out() -> None:
     question = ["add socks5h proxy support"]
     assert lexical_query(question, counts) == "socks5h"
     assert lexical_query(question, counts, QUESTION_LIMITS) == "proxy | socks5h | support"
+
+
+def test_a_code_query_scores_with_every_word_and_matches_by_its_rarest() -> None:
+    """The words signal: words in over 35% of the chunks are left out; the rest score;
+    the rarest choose the chunks scored while their matches fit 300."""
+    counts = WordCounts(1000, {"self": 900, "return": 300, "request": 200, "ticket": 90})
+    words = ["self", "return", "request", "ticket", "decodeticket"]
+    kept, matching = code_query(words, counts)
+    assert kept == ["decodeticket", "request", "return", "ticket"]
+    # decodeticket is not stored (at most STORED_MIN), then ticket (90): 110; request: 310
+    assert matching == ["decodeticket", "ticket"]
+    assert code_query(["request"], WordCounts(1000, {"request": 330})) == (
+        ["request"],
+        ["request"],  # the rarest word matches even over the budget
+    )
+
+
+def test_a_code_query_in_a_repository_not_counted_keeps_and_matches_everything() -> None:
+    assert code_query(["self", "ticket", "self"], WordCounts()) == (
+        ["self", "ticket"],
+        ["self", "ticket"],
+    )

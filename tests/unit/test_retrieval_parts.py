@@ -96,6 +96,18 @@ def test_each_item_says_why_it_is_there() -> None:
     assert "\nWhy: calls the changed code.\n" in block
 
 
+def test_the_words_signal_is_merged_weighed_and_said() -> None:
+    merged = merge_evidence([{4: Evidence(words=0.3)}, {4: Evidence(words=0.9, lexical=0.2)}])
+    assert merged[4].words == 0.9 and merged[4].signals == ("lexical", "words")
+    assert merged[4].scaled(0.5).words == 0.45
+    alone = RankingWeights(words=0.5, coupled_words=0.25, lexical=0.0)
+    assert alone.score(merged[4]) == pytest.approx(0.45)
+    coupled = replace(merged[4], cochange=0.1)  # history found it too: its words weigh more
+    assert alone.score(coupled) == pytest.approx(0.9 * 0.75 + 0.2 * 0.1)
+    assert merged[4].reasons() == ["uses the same words", "shares names"]
+    assert not merged[4].specific  # only looking alike: capped per file like lexical hits
+
+
 def test_code_before_tests_and_docs_and_by_score_within() -> None:
     lexical_best = _chunk(1, "pkg/a.py", 1, 5, 0.9)
     linked = _chunk(2, "pkg/b.py", 1, 5, 0.4, callee=0.4)

@@ -25,6 +25,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY, TSVECTOR
 from sqlalchemy.orm import Mapped, mapped_column
 
+from app.db.code_words import code_words_sql
 from app.db.models.base import CHUNK_TYPES, Base, created_column
 
 
@@ -40,9 +41,11 @@ class Repository(Base):
     last_indexed_commit: Mapped[str | None] = mapped_column(String(64))
     # the chunk count its words were counted at (repository_words; 0: not counted)
     words_counted_at: Mapped[int] = mapped_column(Integer, server_default="0")
-    # for BM25 (app/retrieval/signals.py): chunks, and their average distinct words
+    # for BM25 (app/retrieval/full_text.py): chunks, and their average distinct words
     search_chunks: Mapped[int] = mapped_column(Integer, server_default="0")
     search_avg_words: Mapped[float] = mapped_column(Float, server_default="0")
+    # the same for the words of their code (code_tsv; migration 0020)
+    code_avg_words: Mapped[float] = mapped_column(Float, server_default="0")
     # embedded chunks at which a vector index was built and did no better than a scan
     # (app/db/vector_index.py; 0: never): searched exactly until it doubles
     vector_index_declined_rows: Mapped[int] = mapped_column(Integer, server_default="0")
@@ -55,6 +58,19 @@ class Repository(Base):
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now(), nullable=False
     )
+
+
+class RepositoryCodeWord(Base):
+    """A word of code in more than ``STORED_MIN`` of a repository's chunks, and how many
+    (``code_tsv``; app/db/word_counts.py): the ``words`` signal leaves out the commonest."""
+
+    __tablename__ = "repository_code_words"
+
+    repository_id: Mapped[int] = mapped_column(
+        ForeignKey("repositories.id", ondelete="CASCADE"), primary_key=True
+    )
+    word: Mapped[str] = mapped_column(Text, primary_key=True)
+    chunks: Mapped[int] = mapped_column(Integer)
 
 
 class RepositoryWord(Base):
@@ -184,6 +200,12 @@ class CodeChunk(Base):
             "search_tsv",
             postgresql_using="gin",
         ),
+        Index(
+            "ix_code_chunks_repository_id_code_tsv",
+            "repository_id",
+            "code_tsv",
+            postgresql_using="gin",
+        ),
         Index("ix_code_chunks_repository_id_content_hash", "repository_id", "content_hash"),
         Index("ix_code_chunks_repository_id_symbol_name", "repository_id", "symbol_name"),
         # Vector indexes are per repository, made by app.db.vector_index, not here.
@@ -220,6 +242,8 @@ class CodeChunk(Base):
         TSVECTOR,
         Computed("to_tsvector('simple'::regconfig, coalesce(search_text, ''))", persisted=True),
     )
+    #: the words of the code (``app/db/code_words.py``), for BM25 over code
+    code_tsv = mapped_column(TSVECTOR, Computed(code_words_sql("raw_code"), persisted=True))
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now(), nullable=False
     )
