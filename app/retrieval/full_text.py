@@ -292,14 +292,13 @@ def code_word_scores(
     chosen = [code_query(words, counts, limits) for words in words_of]
     if not any(matching for _, matching in chosen):
         return [[] for _ in codes]
-    known = {w: n for w, n in counts.counts.items() if w in every}
     files = list(paths) if paths is not None else [""] * len(codes)
     return _bm25(
         conn,
         _CODE_WORDS,
         repo_id,
         [(kept, matching, path) for (kept, matching), path in zip(chosen, files, strict=True)],
-        known,
+        counts.counts,  # the counted ones of the queries' words
         exclude,
         k,
         counts.documents,

@@ -101,6 +101,23 @@ def test_a_chunk_stores_whole_identifiers_and_their_words(engine: Engine, tmp_pa
     assert not any("_" in word or word != word.lower() for word in decode)
 
 
+def test_the_stored_words_are_the_words_a_query_makes_of_the_same_code(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """The column is made by migration 0020's frozen expression, a query's words by
+    ``code_words_sql``: were they to drift apart, queries would miss what is stored."""
+    repo_id = index(engine, tmp_path / "repo", NOT_COUNTED)
+    with engine.connect() as conn:
+        differing = conn.execute(
+            text(
+                "SELECT count(*) FILTER (WHERE code_tsv <> "
+                f"{code_words_sql('raw_code')}), count(*) FROM code_chunks WHERE repository_id = :r"
+            ),
+            {"r": repo_id},
+        ).one()
+    assert differing[1] > 30 and differing[0] == 0
+
+
 def test_the_chunk_sharing_the_changes_rare_names_ranks_first(
     engine: Engine, tmp_path: Path
 ) -> None:
