@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
+from reviewbot_migrations.build_memory import allow_ivfflat_builds
 
 revision: str = "0007"
 down_revision: str | None = "0006"
@@ -41,8 +42,9 @@ def upgrade() -> None:
         ),
         {"n": EXACT_MAX_ROWS},
     )
-    for repo_id, rows in sizes.all():
-        lists = max(1, min(MAX_LISTS, rows // ROWS_PER_LIST))
+    wanted = [(repo_id, max(1, min(MAX_LISTS, rows // ROWS_PER_LIST))) for repo_id, rows in sizes]
+    allow_ivfflat_builds(op.get_bind(), max((lists for _, lists in wanted), default=0))
+    for repo_id, lists in wanted:
         op.execute(
             f"CREATE INDEX ix_code_chunks_embedding_r{int(repo_id)} ON code_chunks"
             f" USING ivfflat (embedding halfvec_cosine_ops) WITH (lists = {lists})"

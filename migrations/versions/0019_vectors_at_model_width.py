@@ -25,6 +25,7 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
+from reviewbot_migrations.build_memory import allow_ivfflat_builds
 
 revision: str = "0019"
 down_revision: str | None = "0018"
@@ -115,6 +116,7 @@ def upgrade() -> None:
                 ),
                 {"m": model, "w": width},
             )
+    allow_ivfflat_builds(bind, max((lists for _, _, lists, _ in indexes), default=0))
     for name, repo_id, lists, comment in indexes:
         width = bind.execute(
             sa.text(
@@ -150,6 +152,7 @@ def downgrade() -> None:
         " ALTER COLUMN embedding SET STORAGE MAIN"
     )
     op.execute(f"ALTER TABLE embedding_cache ALTER COLUMN embedding TYPE vector({PADDED_WIDTH})")
+    allow_ivfflat_builds(op.get_bind(), max((lists for _, _, lists, _ in indexes), default=0))
     for name, repo_id, lists, comment in indexes:
         op.execute(
             f"CREATE INDEX {name} ON code_chunks USING ivfflat (embedding halfvec_cosine_ops)"

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
+from reviewbot_migrations.build_memory import allow_ivfflat_builds, largest_lists
 
 revision: str = "0020"
 down_revision: str | None = "0019"
@@ -34,6 +35,8 @@ CODE_WORDS = (
 
 
 def upgrade() -> None:
+    # the rewrite rebuilds every index, the repositories' ivfflat ones too
+    allow_ivfflat_builds(op.get_bind(), largest_lists(op.get_bind()))
     # in the row (as search_tsv since 0011): a PR's statement reads it three times a
     # chunk, and from TOAST that took 179 against 157 ms on colinhacks/zod
     op.execute(

@@ -381,3 +381,36 @@ def test_migration_0020_gives_existing_chunks_the_words_of_their_code(
         assert "code_tsv" not in columns
         assert "repository_code_words" not in inspect(conn).get_table_names()
     engine.dispose()
+
+
+def test_migrations_that_build_vector_indexes_allow_themselves_the_memory(
+    empty_database_url: URL,
+) -> None:
+    """pgvector refuses an ivfflat build whose k-means does not fit in
+    ``maintenance_work_mem``; 0007 and 0019 build the repositories' indexes and 0020
+    rewrites the table (every index is built again), so each raises it for itself. Here
+    the server allows 1 MB and a 25-list build needs about 8."""
+    engine = make_engine(DatabaseTarget(empty_database_url, False))
+    migrate.upgrade(engine, "0006")
+    rng = random.Random(7)
+    repo = _seed_repositories(engine, {"o/large": 2_500}, "[" + ",".join(["0.5"] * 1536) + "]")[0]
+    with engine.begin() as conn:
+        conn.execute(  # vectors apart, so k-means has something to do
+            text("UPDATE code_chunks SET embedding = CAST(:v AS vector) WHERE id % 7 = :k"),
+            [
+                {"v": "[" + ",".join(f"{rng.random():.3f}" for _ in range(1536)) + "]", "k": k}
+                for k in range(7)
+            ],
+        )
+        conn.execute(
+            text(
+                f"ALTER DATABASE \"{empty_database_url.database}\" SET maintenance_work_mem = '1MB'"
+            )
+        )
+    engine.dispose()
+    for revision in ("0007", "0019", "0020"):
+        migrate.upgrade(engine, revision)
+        with engine.connect() as conn:
+            assert conn.execute(text("SHOW maintenance_work_mem")).scalar_one() == "1MB"
+            assert vector_index.index_settings(conn, repo) == (25, None), revision
+    engine.dispose()
