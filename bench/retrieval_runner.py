@@ -74,6 +74,7 @@ class Candidate:
     cost: int  # ceil(chars / 4) of its code
     secondary: bool
     evidence: dict[str, Any]
+    window_from: int = 0  # a window under its definition's signature: its own first line
 
 
 def masked(evidence: Any, signals: Sequence[str]) -> Any:
@@ -179,6 +180,7 @@ def dump(chunks: Sequence[Any]) -> list[dict[str, Any]]:
                 math.ceil(len(c.code) / 4),
                 c.secondary,
                 {f.name: getattr(c.evidence, f.name) for f in fields(c.evidence)},
+                c.window_from,
             )
         )
         for c in chunks

@@ -196,14 +196,14 @@ def index_width(conn: Connection, repo_id: int) -> int | None:
 def set_probes(
     conn: Connection, repo_id: int, policy: VectorIndexPolicy = DEFAULT_POLICY
 ) -> int | None:
-    """Per transaction: ``ivfflat.probes`` for the repository's index (calibrated, else
-    the policy's upper bound), and plans made for its id (a generic plan could not use a
+    """Per transaction: ``ivfflat.probes`` for the repository's index (its policy's
+    ``serving_probes``), and plans made for its id (a generic plan could not use a
     partial index). None: searched exactly."""
     conn.execute(text("SET LOCAL plan_cache_mode = force_custom_plan"))
     found = index_settings(conn, repo_id)
     if found is None:
         return None
     lists, calibrated = found
-    probes = calibrated or policy.probes_for(lists)
+    probes = policy.serving_probes(lists, calibrated)
     conn.execute(text(f"SET LOCAL ivfflat.probes = {probes}"))
     return probes

@@ -16,7 +16,12 @@ from app.db.word_counts import word_counts
 from app.diff.changed import ChangedFunction
 from app.diff.parse import FileDiff
 from app.retrieval.cochange import cochanged
-from app.retrieval.full_text import QUESTION_LIMITS, code_word_scores, lexical_scores
+from app.retrieval.full_text import (
+    CODE_HITS,
+    QUESTION_LIMITS,
+    code_word_scores,
+    lexical_scores,
+)
 from app.retrieval.links import LinkHit, linked_callers, linked_definitions
 from app.retrieval.queries import RetrievalQuery
 from app.retrieval.ranking import ContextChunk, Evidence, RankingWeights, merge_evidence
@@ -24,6 +29,7 @@ from app.retrieval.removed import removed_names, still_using
 from app.retrieval.search import indexed_repository
 from app.retrieval.siblings import SiblingHit, sibling_chunks
 from app.retrieval.signals import Scored, vector_scores
+from app.retrieval.window_heads import Window, definition_starts, headed_code
 
 #: Links are bounded by what a function uses and who calls it, and their confidence orders
 #: them, so the structural signal keeps more than a search signal's top k.
@@ -109,7 +115,9 @@ def function_evidence(
         if engine is not None and "lexical" in signals:
             lexical = pool.submit(_lexical_apart, engine, repo_id, terms, exclude, k)
         if engine is not None and codes:
-            same_words = pool.submit(_words_apart, engine, repo_id, codes, paths, exclude, k)
+            same_words = pool.submit(
+                _words_apart, engine, repo_id, codes, paths, exclude, max(k, CODE_HITS)
+            )
         if engine is not None and vectors:
             nearest = pool.submit(_vector_apart, engine, repo_id, search, exclude, k)
         found: list[_Found] = [{} for _ in functions]
@@ -147,9 +155,9 @@ def function_evidence(
             scored = (
                 same_words.result()
                 if same_words is not None
-                else code_word_scores(conn, repo_id, codes, exclude, k, paths=paths)
+                else code_word_scores(conn, repo_id, codes, exclude, max(k, CODE_HITS), paths=paths)
             )
-            _add_relative(found, scored, "words")
+            _add_summed(found, scored, "words")
     return [_evidence(f) for f in found]
 
 
@@ -232,6 +240,24 @@ def _add_relative(found: list[_Found], scored: Scored, field: str) -> None:
                 _add(evidence, chunk_id, **{field: score / best})
 
 
+def _add_summed(found: list[_Found], scored: Scored, field: str) -> None:
+    """A search signal of the whole change: each chunk's scores summed over the queries
+    that found it, as a share of the best chunk's sum, recorded for each of those
+    queries. (Each query's best as 1.0 ranks a one-line function's best match with the
+    main function's; summed, BM25 over the changed code's words ranks as one query of
+    them all does: bench/RESULTS.md.)"""
+    totals: dict[int, float] = {}
+    for hits in scored:
+        for chunk_id, score in hits:
+            if score > 0:
+                totals[chunk_id] = totals.get(chunk_id, 0.0) + score
+    best = max(totals.values(), default=0.0)
+    for evidence, hits in zip(found, scored, strict=True):
+        for chunk_id, score in hits:
+            if score > 0:
+                _add(evidence, chunk_id, **{field: totals[chunk_id] / best})
+
+
 def _add_links(found: list[_Found], hits: list[list[LinkHit]], field: str) -> None:
     for evidence, linked in zip(found, hits, strict=True):
         for hit in linked:
@@ -283,35 +309,47 @@ def load_candidates(
     secondary: Callable[[str], bool],
     weights: RankingWeights,
 ) -> list[ContextChunk]:
-    """The candidates' rows as context chunks, each with its evidence and score."""
+    """The candidates' rows as context chunks, each with its evidence and score; a window
+    past its definition's first lines headed by its signature (``window_heads``)."""
     if not merged:
         return []
     rows = conn.execute(
         text(
-            "SELECT id, file_path, start_line, end_line, symbol_name, qualified_name, chunk_type,"
-            " language, nl_summary, raw_code FROM code_chunks"
-            " WHERE id = ANY(CAST(:ids AS bigint[]))"
+            "SELECT id, repository_id, file_path, start_line, end_line, symbol_name,"
+            " qualified_name, chunk_type, language, nl_summary, raw_code, signature"
+            " FROM code_chunks WHERE id = ANY(CAST(:ids AS bigint[]))"
         ),
         {"ids": list(merged)},
-    )
+    ).all()
+    later = {
+        r.id: Window(r.file_path, r.qualified_name, r.start_line, r.end_line)
+        for r in rows
+        if r.chunk_type == "window" and r.signature
+    }
+    starts = definition_starts(conn, rows[0].repository_id if rows else 0, later)
     chunks = []
     for row in rows:
         evidence = merged[row.id]
+        start, code, window_from = row.start_line, row.raw_code, 0
+        if starts.get(row.id, start) < start:
+            start, window_from = starts[row.id], row.start_line
+            code = headed_code(code, row.signature, start, row.start_line)
         chunks.append(
             ContextChunk(
                 chunk_id=row.id,
                 file_path=row.file_path,
-                start_line=row.start_line,
+                start_line=start,
                 end_line=row.end_line,
                 symbol_name=row.symbol_name,
                 qualified_name=row.qualified_name,
                 chunk_type=row.chunk_type,
                 language=row.language,
                 summary=row.nl_summary,
-                code=row.raw_code,
+                code=code,
                 score=weights.score(evidence),
                 evidence=evidence,
                 secondary=row.language is None or secondary(row.file_path),
+                window_from=window_from,
             )
         )
     return chunks

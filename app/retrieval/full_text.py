@@ -234,11 +234,15 @@ def _bm25(
 #: rarest words, within ``match_budget`` matches (a chunk sharing only common words with
 #: the change scores little, and reading every chunk of a large repository's for them
 #: took 490 ms a PR on colinhacks/zod; bench/RESULTS.md).
-CODE_LIMITS = LexicalLimits(frequent_share=0.35, match_budget=300)
+CODE_LIMITS = LexicalLimits(frequent_share=0.35, match_budget=1000)
 #: A PR's queries share this many matches (each keeps at least ``CODE_MIN_MATCHES``): on
 #: colinhacks/zod 20 functions at 300 each took 90 ms, at 150 each 68 ms.
-CODE_PR_MATCHES = 3000
+CODE_PR_MATCHES = 5_000
 CODE_MIN_MATCHES = 100
+#: The hits each query keeps (at least): summed over a PR's functions
+#: (``candidates._add_summed``), a chunk ranked 60th for each of three functions can be
+#: the change's best match.
+CODE_HITS = 100
 
 
 def code_query(

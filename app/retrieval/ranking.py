@@ -122,16 +122,16 @@ class RankingWeights:
 
     link: float = 1.0
     cochange: float = 0.2
-    sibling: float = 0.2
-    lexical: float = 0.4
-    vector: float = 0.2
-    #: the words signal alone trades structural recall for co-change recall one for one
-    #: (fitted unconstrained: co-change R@4000 +3.3 points, structural -3.5); where
-    #: history also found the chunk, it says which function of a co-changing file shares
-    #: the change's names (co-change +3.6, structural -0.2; bench/RESULTS.md)
-    words: float = 0.0
-    coupled_words: float = 0.2
-    removed: float = 0.6
+    sibling: float = 0.3
+    lexical: float = 0.2
+    vector: float = 0.15
+    #: the words signal (summed over the change's functions) on its own a little, and
+    #: where history also found the chunk much more: it says which function of a
+    #: co-changing file shares the change's names. Fitted with structural recall held
+    #: (co-change R@4000 0.522 -> 0.553, structural 0.817 -> 0.828; bench/RESULTS.md)
+    words: float = 0.1
+    coupled_words: float = 0.6
+    removed: float = 0.05
     shared: float = 0.0  # for each further changed function that found the chunk
 
     def score(self, e: Evidence) -> float:
@@ -148,9 +148,12 @@ class RankingWeights:
 
 
 DEFAULT_WEIGHTS = RankingWeights()
-#: A question asked in a PR has only the search signals (``bench/question_bench.py``;
-#: the words weight fitted by ``bench/fit_ranking.py --question``).
-QUESTION_WEIGHTS = RankingWeights(lexical=1.0, vector=1.0, words=0.2)
+#: A question asked in a PR has only the search signals (``bench/question_bench.py``,
+#: fitted by ``bench/fit_ranking.py --question``): the words of the chunks' code say
+#: most (MRR 0.310 alone, 0.319 fused so, against 0.283 at 1, 1 and 0.2); the hash
+#: embedder's vectors say little, so their fitted 0.1 is kept at 0.4 (0.323 against
+#: 0.319) for semantic embedders (bench/RESULTS.md).
+QUESTION_WEIGHTS = RankingWeights(lexical=1.0, vector=0.4, words=2.0)
 
 
 @dataclass(frozen=True)
@@ -171,6 +174,9 @@ class ContextChunk:
     evidence: Evidence = field(default_factory=Evidence)
     tokens: int = 0
     secondary: bool = False  # tests, docs, examples, CI, config: ranked after code
+    #: a window under its definition's signature (``window_heads``): ``start_line`` is
+    #: the definition's first line, and this the first line of the window itself
+    window_from: int = 0
 
     @property
     def signals(self) -> tuple[str, ...]:
@@ -228,11 +234,24 @@ def rank_context(chunks: Iterable[ContextChunk], max_per_file: int) -> list[Cont
 
 
 def _overlap(a: ContextChunk, b: ContextChunk) -> bool:
-    """Same lines of one file. A class chunk carries its header and member signatures, not
-    the members' bodies, so it does not overlap its methods."""
+    """The same lines of one file, shown twice. A class chunk carries its header and member
+    signatures, not the members' bodies, so it does not overlap its methods; a window
+    under its definition's signature shows its own lines, and the windows of one
+    definition are one (the best is kept)."""
     if a.file_path != b.file_path or (a.chunk_type == "class") != (b.chunk_type == "class"):
         return False
-    return a.start_line <= b.end_line and b.start_line <= a.end_line
+    if (a.window_from or b.window_from) and _same_definition(a, b):
+        return True
+    a_from, b_from = a.window_from or a.start_line, b.window_from or b.start_line
+    return a_from <= b.end_line and b_from <= a.end_line
+
+
+def _same_definition(a: ContextChunk, b: ContextChunk) -> bool:
+    return (
+        a.chunk_type == b.chunk_type == "window"
+        and a.qualified_name == b.qualified_name
+        and a.start_line == b.start_line
+    )
 
 
 def render_context_block(chunk: ContextChunk) -> str:

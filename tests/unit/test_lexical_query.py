@@ -3,7 +3,13 @@
 from dataclasses import replace
 
 from app.db.word_counts import STORED_MIN, WordCounts, needs_count
-from app.retrieval.full_text import DIFF_LIMITS, QUESTION_LIMITS, code_query, lexical_query
+from app.retrieval.full_text import (
+    DIFF_LIMITS,
+    QUESTION_LIMITS,
+    LexicalLimits,
+    code_query,
+    lexical_query,
+)
 
 
 def test_a_repository_not_counted_keeps_every_word() -> None:
@@ -61,14 +67,18 @@ def test_a_question_keeps_the_common_words_a_diff_query_leaves_out() -> None:
 
 def test_a_code_query_scores_with_every_word_and_matches_by_its_rarest() -> None:
     """The words signal: words in over 35% of the chunks are left out; the rest score;
-    the rarest choose the chunks scored while their matches fit 300."""
+    the rarest choose the chunks scored while their matches fit the budget."""
     counts = WordCounts(1000, {"self": 900, "return": 300, "request": 200, "ticket": 90})
     words = ["self", "return", "request", "ticket", "decodeticket"]
-    kept, matching = code_query(words, counts)
+    kept, matching = code_query(words, counts, LexicalLimits(0.35, 300))
     assert kept == ["decodeticket", "request", "return", "ticket"]
     # decodeticket is not stored (at most STORED_MIN), then ticket (90): 110; request: 310
     assert matching == ["decodeticket", "ticket"]
-    assert code_query(["request"], WordCounts(1000, {"request": 330})) == (
+    # the product's budget (1,000): request too, and return (610); not self (over 35%)
+    assert code_query(words, counts) == (kept, ["decodeticket", "request", "return", "ticket"])
+    assert code_query(
+        ["request"], WordCounts(1000, {"request": 330}), LexicalLimits(0.35, 300)
+    ) == (
         ["request"],
         ["request"],  # the rarest word matches even over the budget
     )

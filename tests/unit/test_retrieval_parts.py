@@ -139,6 +139,25 @@ def test_rank_dedups_overlaps_and_caps_per_file() -> None:
     assert [c.chunk_id for c in ranked] == [1, 3, 5]
 
 
+def test_a_headed_window_overlaps_other_chunks_only_where_its_own_lines_are() -> None:
+    """A window under its definition's signature starts at the definition's first line;
+    the definition's other windows are the same item (the best is kept), but a method
+    it spans without showing is not."""
+
+    def window(cid: int, start: int, end: int, score: float, shown: int = 0) -> ContextChunk:
+        chunk = replace(_chunk(cid, "a.py", start, end, score), chunk_type="window")
+        return replace(chunk, qualified_name="Big", window_from=shown)
+
+    chunks = [
+        window(1, 10, 140, 0.9, shown=100),  # lines 100-140, headed from line 10
+        window(2, 10, 49, 0.8),  # the definition's first window
+        window(3, 10, 90, 0.7, shown=60),
+        _chunk(4, "a.py", 50, 70, 0.6),  # a method in lines the best window does not show
+        _chunk(5, "a.py", 120, 130, 0.5),  # in its lines: shown already
+    ]
+    assert [c.chunk_id for c in rank_context(chunks, 5)] == [1, 4]
+
+
 def test_pack_skips_what_does_not_fit_and_takes_smaller_after() -> None:
     big = _chunk(1, "a.py", 1, 9, 0.9, code="x" * 3000)
     small = _chunk(2, "b.py", 1, 2, 0.5, code="y = 1")
@@ -179,6 +198,22 @@ def test_most_changed_keeps_the_biggest_changes_in_diff_order() -> None:
     ]
     assert [c.file_path for c in most_changed(many, 2)] == ["f1.py", "f3.py"]
     assert most_changed(many, 10) == many
+
+
+def test_the_words_of_the_whole_change_sum_over_its_functions() -> None:
+    """Each function's best match is not 1.0 by itself: a chunk matching two changed
+    functions outranks what matches one of them better, and every function that found
+    a chunk records the same share of the change's best sum."""
+    from app.retrieval.candidates import _add_summed
+
+    found: list[dict[int, dict[str, float | str]]] = [{}, {}, {}]
+    _add_summed(found, [[(1, 2.0), (2, 1.5)], [(2, 2.5), (3, 0.5)], [(4, 0.4)]], "words")
+    assert found[0] == {1: {"words": 0.5}, 2: {"words": 1.0}}
+    assert found[1] == {2: {"words": 1.0}, 3: {"words": 0.125}}
+    assert found[2] == {4: {"words": 0.1}}  # a small function's best stays small
+    nothing: list[dict[int, dict[str, float | str]]] = [{}]
+    _add_summed(nothing, [[(5, 0.0)]], "words")
+    assert nothing == [{}]
 
 
 @pytest.mark.parametrize(

@@ -42,6 +42,23 @@ def test_probes_scale_with_the_root_of_lists_and_never_exceed_them(lists: int) -
         assert probes == round(P.probes_factor * math.sqrt(lists))
 
 
+@pytest.mark.parametrize(
+    ("lists", "calibrated", "serving"),
+    [
+        (1000, 42, 84),  # calibration under-shoots on real queries: a twelfth at least
+        (1000, 120, 120),
+        (1000, None, 84),  # before calibration: probes_for (63), raised to the floor
+        (30, 1, 3),
+        (30, 7, 7),
+        (2, 5, 2),  # never more than the lists
+    ],
+)
+def test_a_search_scans_its_calibrated_probes_and_never_under_a_twelfth_of_the_lists(
+    lists: int, calibrated: int | None, serving: int
+) -> None:
+    assert P.serving_probes(lists, calibrated) == serving
+
+
 def test_small_repositories_are_searched_exactly_and_large_ones_get_an_index() -> None:
     assert wanted_lists(None, 0) is None
     assert wanted_lists(None, EXACT_MAX_ROWS) is None

@@ -1,0 +1,59 @@
+"""A window found past its definition's first lines is offered under the definition's
+signature, its lines counted from the definition's first line; ranking then keeps the
+best window of a definition."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import Engine, text
+
+from app.indexing.embedder import HashEmbedder
+from app.indexing.indexer import Indexer
+from app.retrieval.candidates import load_candidates
+from app.retrieval.ranking import DEFAULT_WEIGHTS, Evidence, rank_context
+
+BODY = "\n".join(f"    step_{n} = settle(ledger, {n})" for n in range(90))
+LEDGER = f'''
+
+def reconcile_ledger(ledger, statement):
+    """Match every statement line to a ledger entry."""
+{BODY}
+    return refund_overdraft(ledger)
+
+
+def short_one():
+    return 1
+'''
+
+
+def test_a_later_window_is_headed_by_its_signature_and_one_window_is_kept(
+    engine: Engine, tmp_path: Path
+) -> None:
+    (tmp_path / "ledger.py").write_text(LEDGER)
+    Indexer(engine, "acme/ledger", tmp_path, embedder=HashEmbedder()).run()
+    with engine.connect() as conn:
+        windows = conn.execute(
+            text(
+                "SELECT id, start_line, end_line, raw_code FROM code_chunks"
+                " WHERE chunk_type = 'window' AND symbol_name = 'reconcile_ledger'"
+                " ORDER BY start_line"
+            )
+        ).all()
+        assert len(windows) >= 3
+        first, last = windows[0], windows[-1]
+        assert first.start_line == 3 and "refund_overdraft" in last.raw_code
+        found = {last.id: Evidence(words=1.0), first.id: Evidence(words=0.5)}
+        chunks = {
+            c.chunk_id: c for c in load_candidates(conn, found, lambda p: False, DEFAULT_WEIGHTS)
+        }
+    headed = chunks[last.id]
+    assert (headed.start_line, headed.end_line) == (3, last.end_line)
+    assert headed.window_from == last.start_line and chunks[first.id].window_from == 0
+    assert headed.code.splitlines()[0] == "def reconcile_ledger(ledger, statement):"
+    assert f"lines 3-{last.start_line - 1} not shown" in headed.code.splitlines()[1]
+    assert headed.code.endswith(last.raw_code)
+    assert chunks[first.id].code == first.raw_code  # the first window is itself
+    assert chunks[first.id].start_line == first.start_line
+    # every window of the definition now starts at its first line: the best one is kept
+    assert [c.chunk_id for c in rank_context(chunks.values(), 3)] == [last.id]

@@ -1,0 +1,28 @@
+"""A later window of a long definition is offered under the definition's signature."""
+
+from app.retrieval.window_heads import Window, definition_start, headed_code
+
+
+def w(start: int, end: int, name: str = "Parser.parse", path: str = "p.py") -> Window:
+    return Window(path, name, start, end)
+
+
+def test_a_window_goes_back_to_its_definitions_first_line_through_overlapping_windows() -> None:
+    windows = [w(10, 49), w(35, 74), w(60, 99), w(85, 110)]
+    assert [definition_start(x, windows) for x in windows] == [10, 10, 10, 10]
+
+
+def test_touching_windows_chain_too_but_a_gap_other_names_and_files_do_not() -> None:
+    windows = [w(10, 49), w(50, 89)]  # no overlap configured: they touch
+    assert definition_start(windows[1], windows) == 10
+    assert definition_start(w(60, 99), [w(10, 49), w(60, 99)]) == 60  # a gap: another one
+    others = [w(10, 49, name="Parser.other"), w(10, 49, path="q.py"), w(35, 74)]
+    assert definition_start(w(35, 74), others) == 35
+
+
+def test_the_headed_code_names_the_lines_it_leaves_out() -> None:
+    code = "        return tokens\n"
+    headed = headed_code(code, "def parse(self, text: str) -> list[str]:", 10, 35)
+    assert headed.splitlines()[0] == "def parse(self, text: str) -> list[str]:"
+    assert "lines 10-34 not shown" in headed.splitlines()[1]
+    assert headed.endswith(code)
