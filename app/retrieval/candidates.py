@@ -321,12 +321,12 @@ def load_candidates(
         ),
         {"ids": list(merged)},
     ).all()
-    later = {
+    windows = {
         r.id: Window(r.file_path, r.qualified_name, r.start_line, r.end_line)
         for r in rows
         if r.chunk_type == "window" and r.signature
     }
-    starts = definition_starts(conn, rows[0].repository_id if rows else 0, later)
+    starts = definition_starts(conn, rows[0].repository_id if rows else 0, windows)
     chunks = []
     for row in rows:
         evidence = merged[row.id]
