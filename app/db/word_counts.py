@@ -46,9 +46,9 @@ class WordCounts:
     counts: Mapping[str, int] = field(default_factory=dict)
     documents: int = 0
     average_length: float = 0.0
-    stored_min: int = STORED_MIN
+    stored_min: int = STORED_MIN  # a word not stored is in at most this many chunks
     #: the chunks' average number of distinct words of code (``code_tsv``)
-    code_average_length: float = 0.0  # a word not stored is in at most this many chunks
+    code_average_length: float = 0.0
 
     def chunks(self, word: str) -> int:
         return self.counts.get(word, self.stored_min)

@@ -107,6 +107,7 @@ def function_evidence(
     depth = k * LINKS_PER_SIGNAL_HIT
     vectors = search.vectors if "vector" in signals else []
     codes = [f.chunk.raw_code for f in functions] if "words" in signals else []
+    words_k = max(k, CODE_HITS)
     paths = [f.file_path for f in functions]
     with ThreadPoolExecutor(max_workers=3) as pool:
         lexical: Future[Scored] | None = None
@@ -115,9 +116,7 @@ def function_evidence(
         if engine is not None and "lexical" in signals:
             lexical = pool.submit(_lexical_apart, engine, repo_id, terms, exclude, k)
         if engine is not None and codes:
-            same_words = pool.submit(
-                _words_apart, engine, repo_id, codes, paths, exclude, max(k, CODE_HITS)
-            )
+            same_words = pool.submit(_words_apart, engine, repo_id, codes, paths, exclude, words_k)
         if engine is not None and vectors:
             nearest = pool.submit(_vector_apart, engine, repo_id, search, exclude, k)
         found: list[_Found] = [{} for _ in functions]
@@ -155,7 +154,7 @@ def function_evidence(
             scored = (
                 same_words.result()
                 if same_words is not None
-                else code_word_scores(conn, repo_id, codes, exclude, max(k, CODE_HITS), paths=paths)
+                else code_word_scores(conn, repo_id, codes, exclude, words_k, paths=paths)
             )
             _add_summed(found, scored, "words")
     return [_evidence(f) for f in found]
