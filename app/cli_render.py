@@ -110,7 +110,7 @@ def context_table(result: ContextResult) -> Table:
         for c in result.changed
     )
     table = Table(
-        "score",
+        "relevance",
         "where",
         "symbol",
         "tokens",
@@ -120,7 +120,7 @@ def context_table(result: ContextResult) -> Table:
     )
     for c in result.context:
         table.add_row(
-            f"{c.score:.4f}",
+            f"{c.relevance:.1%}",
             f"{c.file_path}:{c.start_line}-{c.end_line}",
             f"{c.qualified_name or c.symbol_name or ''} ({c.chunk_type})",
             str(c.tokens),

@@ -105,7 +105,9 @@ def main() -> None:
                     chunks = runner.candidates(
                         full_name, git_dir, case.parent, case.commit, [case.given]
                     )
-                    results = {name: ranked(chunks, s) for name, s in retrievers().items()}
+                    results = {
+                        name: ranked(chunks, s, runner.touched) for name, s in retrievers().items()
+                    }
                     results["BM25"] = bm25_items(
                         git_dir, case.parent, language, {case.given}, case.query_code
                     )
@@ -131,6 +133,7 @@ def main() -> None:
                                 [t.definition.path, t.definition.start, t.definition.end]
                                 for t in case.targets
                             ],
+                            "changed": runner.touched,
                             "candidates": dump(chunks),
                         }
                     )

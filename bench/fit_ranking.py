@@ -84,7 +84,11 @@ def hits(chunk: ContextChunk, target: Sequence[Any]) -> bool:
 
 
 def recall_at(case: dict[str, Any], weights: RankingWeights) -> dict[str, float]:
-    scored = [replace(c, score=weights.score(c.evidence)) for c in case["chunks"]]
+    return recall_of(case, [replace(c, score=weights.score(c.evidence)) for c in case["chunks"]])
+
+
+def recall_of(case: dict[str, Any], scored: Sequence[ContextChunk]) -> dict[str, float]:
+    """R@each budget and MRR of ``case``'s candidates ranked by their scores."""
     ranked = rank_context([c for c in scored if c.score > 0], 3)
     targets = case["targets"]
     found: dict[str, float] = {}

@@ -233,7 +233,7 @@ def main() -> None:
                     runner.index(full_name, git_dir, case.parent)
                     chunks = runner.candidates(full_name, git_dir, case.parent, case.commit)
                     results = {
-                        name: ranked(chunks, signals, tokens=name == "reviewbot")
+                        name: ranked(chunks, signals, runner.touched, tokens=name == "reviewbot")
                         for name, signals in retrievers().items()
                     }
                     results["BM25"] = bm25(case, git_dir)
@@ -256,6 +256,7 @@ def main() -> None:
                                 "language": language,
                                 "commit": case.commit,
                                 "targets": [[t.path, t.start, t.end] for t in case.targets],
+                                "changed": runner.touched,
                                 "candidates": dump(chunks),
                             }
                         )

@@ -98,6 +98,7 @@ class ProductRunner:
         self.engine, self.embedder, self.history = engine, embedder, history
         self.settings = Settings()
         self.timings: dict[str, list[float]] = {"database_s": [], "database_s_without_words": []}
+        self.touched: list[str] = []  # the files of the last diff (``candidates``)
 
     def index(self, repo: str, git_dir: str, commit: str) -> None:
         from app.git import LocalRepo
@@ -120,6 +121,7 @@ class ProductRunner:
         from app.retrieval.retrieve import ContextResult, retrieval_candidates
 
         diffs = parse_diff(git_bytes(git_dir, "diff", parent, commit, "--", *paths))
+        self.touched = [d.path for d in diffs]  # what the relevance model is told
         local = LocalRepo(Path(git_dir))
         sides = {"old": parent, "new": commit}
         changed = changed_functions(diffs, lambda path, side: local.read(sides[side], path))
@@ -137,23 +139,31 @@ class ProductRunner:
 
 
 def ranked(
-    chunks: Sequence[Any], signals: Sequence[str], weights: Any = None, tokens: bool = False
+    chunks: Sequence[Any],
+    signals: Sequence[str],
+    touched: Sequence[str],
+    weights: Any = None,
+    tokens: bool = False,
 ) -> list[Item]:
     """The benchmark items of ``chunks`` re-scored with only ``signals``, ranked and
     de-duplicated as the product does (everything packed: the budget is applied when
-    scoring); with ``tokens``, each with its rendered block's exact token count."""
+    scoring); with ``tokens``, each with its rendered block's exact token count. Ranked by
+    ``weights`` when given, else by the relevance model (told the ``touched`` files), and
+    a signal alone by its own evidence."""
     from app.llm.tokens import token_counter
-    from app.retrieval.ranking import DEFAULT_WEIGHTS, rank_context, render_context_block
+    from app.retrieval.ranking import rank_context, render_context_block
+    from app.retrieval.relevance import DIFF_RELEVANCE, scored
 
-    weights = weights or DEFAULT_WEIGHTS
     if len(signals) == 1:  # a signal alone ranks by its own evidence, whatever its weight
         weights = ALONE
     rescored = []
     for chunk in chunks:
         evidence = masked(chunk.evidence, signals)
-        score = weights.score(evidence)
+        score = weights.score(evidence) if weights else 0.0
         if evidence.signals:
             rescored.append(replace(chunk, evidence=evidence, score=score))
+    if weights is None:
+        rescored = scored(rescored, touched, DIFF_RELEVANCE)
     count = token_counter().count
     return [
         Item(

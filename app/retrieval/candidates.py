@@ -58,10 +58,10 @@ def candidate_chunks(
     signals: Collection[str],
     k: int,
     secondary_patterns: Sequence[str],
-    weights: RankingWeights,
 ) -> list[ContextChunk]:
-    """Every signal in ``signals`` for the searched functions, merged, scored by
-    ``weights``, and the candidates' rows, leaving out what the diff makes stale."""
+    """Every signal in ``signals`` for the searched functions, merged, and the
+    candidates' rows, leaving out what the diff makes stale (unscored: the relevance
+    model scores them, ``retrieve.retrieval_candidates``)."""
     secondary = secondary_paths(secondary_patterns)
     with engine.begin() as conn:
         repo_id = indexed_repository(conn, repo, search.model)
@@ -73,7 +73,7 @@ def candidate_chunks(
             else evidence
             for function, evidence in zip(search.searched, found, strict=True)
         ]
-        return load_candidates(conn, merge_evidence(per_function), secondary, weights)
+        return load_candidates(conn, merge_evidence(per_function), secondary)
 
 
 def secondary_paths(patterns: Sequence[str]) -> Callable[[str], bool]:
@@ -306,10 +306,11 @@ def load_candidates(
     conn: Connection,
     merged: dict[int, Evidence],
     secondary: Callable[[str], bool],
-    weights: RankingWeights,
+    weights: RankingWeights | None = None,
 ) -> list[ContextChunk]:
-    """The candidates' rows as context chunks, each with its evidence and score; a window
-    past its definition's first lines headed by its signature (``window_heads``)."""
+    """The candidates' rows as context chunks, each with its evidence (and its score by
+    ``weights``, when given); a window past its definition's first lines headed by its
+    signature (``window_heads``)."""
     if not merged:
         return []
     rows = conn.execute(
@@ -345,7 +346,7 @@ def load_candidates(
                 language=row.language,
                 summary=row.nl_summary,
                 code=code,
-                score=weights.score(evidence),
+                score=weights.score(evidence) if weights else 0.0,
                 evidence=evidence,
                 secondary=row.language is None or secondary(row.file_path),
                 window_from=window_from,

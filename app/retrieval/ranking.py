@@ -116,9 +116,11 @@ SIBLING_WORDS = {
 
 @dataclass(frozen=True, kw_only=True)
 class RankingWeights:
-    """One score for every kind of context, so callees and callers compete with
-    co-changed code and siblings for one budget. Fitted on the structural and co-change
-    benchmarks together (``bench/fit_ranking.py``; the fit is in bench/RESULTS.md)."""
+    """A weighted sum of the evidence: how a question's search signals are fused
+    (``QUESTION_WEIGHTS``), and what the benchmarks rank a signal alone by. A diff's
+    context is ranked by the relevance model instead (``relevance.py``); these weights,
+    fitted by grid search on the benchmark cases themselves (``bench/fit_ranking.py``),
+    were its ranking before and stay its reference in bench/RESULTS.md."""
 
     link: float = 1.0
     cochange: float = 0.2
@@ -170,7 +172,10 @@ class ContextChunk:
     language: str | None
     summary: str | None
     code: str
-    score: float = 0.0  # RankingWeights.score of the evidence
+    #: what it is ranked by: ``RelevanceModel.rank_score`` for a diff's context,
+    #: ``RankingWeights.score`` of the evidence for a question's
+    score: float = 0.0
+    relevance: float = 0.0  # RelevanceModel.probability: how likely the reviewer needs it
     evidence: Evidence = field(default_factory=Evidence)
     tokens: int = 0
     secondary: bool = False  # tests, docs, examples, CI, config: ranked after code
@@ -194,6 +199,7 @@ class ContextChunk:
             "symbol_name": self.symbol_name,
             "chunk_type": self.chunk_type,
             "score": round(self.score, 6),
+            "relevance": round(self.relevance, 6),
             "tokens": self.tokens,
             "signals": list(self.signals),
             "why": self.evidence.reasons(),

@@ -28,13 +28,13 @@ from app.retrieval.candidates import (
 )
 from app.retrieval.queries import RetrievalQuery, describe_change_with_llm, heuristic_queries
 from app.retrieval.ranking import (
-    DEFAULT_WEIGHTS,
     QUESTION_WEIGHTS,
     ContextChunk,
     RankingWeights,
     pack,
     rank_context,
 )
+from app.retrieval.relevance import DIFF_RELEVANCE, RelevanceModel, scored
 from app.retrieval.search import indexed_repository
 
 log = logging.getLogger(__name__)
@@ -103,11 +103,11 @@ def retrieve_context(
     *,
     llm: openai.OpenAI | None = None,
     budget: int | None = None,
-    weights: RankingWeights = DEFAULT_WEIGHTS,
+    model: RelevanceModel = DIFF_RELEVANCE,
 ) -> ContextResult:
-    """Search, rank and pack context for ``changed`` under the token budget. ``llm``
-    describes the changes for search when ``retrieval_llm_queries`` is on (default: the
-    summaries' endpoint)."""
+    """Search, rank and pack context for ``changed`` under the token budget: each
+    candidate ranked by ``model``'s probability per token. ``llm`` describes the changes
+    for search when ``retrieval_llm_queries`` is on (default: the summaries' endpoint)."""
     begun = time.perf_counter()
     budget = budget or settings.context_token_budget
     counter = token_counter()
@@ -115,7 +115,7 @@ def retrieve_context(
     if not changed:
         return result
     chunks = retrieval_candidates(
-        engine, repo, diffs, changed, embedder, settings, result, llm=llm, weights=weights
+        engine, repo, diffs, changed, embedder, settings, result, llm=llm, model=model
     )
     ranked = rank_context(chunks, settings.max_chunks_per_file)
     result.context, result.tokens_used = pack(ranked, counter.usable(budget), counter.count)
@@ -133,11 +133,11 @@ def retrieval_candidates(
     result: ContextResult,
     *,
     llm: openai.OpenAI | None = None,
-    weights: RankingWeights = DEFAULT_WEIGHTS,
+    model: RelevanceModel = DIFF_RELEVANCE,
 ) -> list[ContextChunk]:
-    """Every candidate chunk of every signal, scored, before ranking and packing (the
-    timings and embedding usage go to ``result``). When the query embedding fails, the
-    other signals still run: a warning, not an error."""
+    """Every candidate chunk of every signal, scored by ``model``, before ranking and
+    packing (the timings and embedding usage go to ``result``). When the query embedding
+    fails, the other signals still run: a warning, not an error."""
     searched = most_changed([c for c in changed if searchable(c)], settings.retrieval_max_functions)
     queries = build_queries(
         searched,
@@ -171,10 +171,9 @@ def retrieval_candidates(
         signals,
         settings.retrieval_per_signal,
         settings.retrieval_secondary_paths,
-        weights,
     )
     result.timings["database_s"] = time.perf_counter() - started
-    return chunks
+    return scored(chunks, [d.path for d in diffs], model)
 
 
 def searchable(function: ChangedFunction) -> bool:

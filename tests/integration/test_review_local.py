@@ -170,10 +170,12 @@ def test_cli_context_json_contract(
         "symbol_name",
         "chunk_type",
         "score",
+        "relevance",
         "tokens",
         "signals",
         "why",
     }
+    assert all(0 < c["relevance"] < 1 for c in data["context"])
     assert data["context"][0]["symbol_name"] == "apply_discount"
     assert data["context"][0]["why"][0] == "called by the change"
 
@@ -267,6 +269,10 @@ def test_cli_context_needs_no_work_tree(
     )
     assert without == with_tree
     assert without["changed"] and without["context"]
+    table = runner.invoke(cli, ["context", "--repo", "shop", "--diff", str(change)])
+    assert table.exit_code == 0, table.output
+    first = without["context"][0]
+    assert "relevance" in table.output and f"{first['relevance']:.1%}" in table.output
 
     (indexed / "shop" / "checkout.py").write_text("# edited after indexing\n")
     stale = runner.invoke(cli, ["context", "--repo", "shop", "--diff", str(change)])
