@@ -5,9 +5,10 @@ L2-regularised logistic regression over ``relevance.FEATURES``, fitted by Newton
 method. It is judged as the product uses it: candidates ranked by probability per token
 (to each size exponent given), de-duplicated and packed like ``fit_ranking``.
 
-Every figure printed is held out: the cases of each repository are ranked by a model
-fitted without that repository, so the numbers say what to expect on code the fit never
-saw. The last lines are the model fitted on every case, as Python for
+Every figure of the model is held out: the cases of each repository are ranked by a
+model fitted without that repository, so the numbers say what to expect on code the fit
+never saw (the first rows, for reference, are ``RankingWeights``, fitted on these very
+cases). The last lines are the model fitted on every case, as Python for
 ``DIFF_RELEVANCE``.
 
     python -m bench.fit_relevance DUMP [DUMP ...] [--exponents 0.75,1,1.25] [--l2 0.33]
@@ -22,13 +23,12 @@ import argparse
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from app.retrieval.ranking import DEFAULT_WEIGHTS
-from app.retrieval.relevance import FEATURES, RelevanceModel, Touched, features
+from app.retrieval.relevance import FEATURES, RelevanceModel, Touched, features, scored
 from bench.fit_ranking import BUDGETS, hits, load, recall_at, recall_of
 
 LANGUAGES = ("python", "go", "typescript")
@@ -66,12 +66,7 @@ def model_of(intercept: float, coefficients: np.ndarray, exponent: float) -> Rel
 
 
 def ranked_by(case: dict[str, Any], model: RelevanceModel) -> dict[str, float]:
-    touched = Touched.of(case["changed"])
-    scored = []
-    for chunk in case["chunks"]:
-        p = model.probability(chunk, touched)
-        scored.append(replace(chunk, relevance=p, score=model.rank_score(p, chunk)))
-    return recall_of(case, scored)
+    return recall_of(case, scored(case["chunks"], case["changed"], model))
 
 
 def held_out(
@@ -134,8 +129,8 @@ def main() -> None:
     table(weighted, "RankingWeights (fitted on these cases)")
     for exponent, rows in held_out(cases, args.l2, exponents).items():
         table(rows, f"relevance, size^{exponent:g}, held out")
-    x = np.vstack([design(c)[0] for c in cases])
-    y = np.concatenate([design(c)[1] for c in cases])
+    data = [design(c) for c in cases]
+    x, y = np.vstack([d[0] for d in data]), np.concatenate([d[1] for d in data])
     intercept, coefficients = fit_logistic(x, y, args.l2)
     print(f"\n{len(y)} candidates, {int(y.sum())} hold a target; fitted on all:\n")
     print(f"intercept={intercept:.4f},")
