@@ -48,8 +48,8 @@ def _alone() -> Any:
     )
 
 
-#: A signal on its own: every weight 1 (the words signal's default weight is 0 unless
-#: history found the chunk too, so under the product's weights it would order nothing).
+#: A signal on its own is ranked by its own evidence, every weight 1 (the relevance model
+#: was fitted on all the signals together, not on one alone).
 ALONE = _alone()
 
 
@@ -139,30 +139,22 @@ class ProductRunner:
 
 
 def ranked(
-    chunks: Sequence[Any],
-    signals: Sequence[str],
-    touched: Sequence[str],
-    weights: Any = None,
-    tokens: bool = False,
+    chunks: Sequence[Any], signals: Sequence[str], touched: Sequence[str], tokens: bool = False
 ) -> list[Item]:
     """The benchmark items of ``chunks`` re-scored with only ``signals``, ranked and
     de-duplicated as the product does (everything packed: the budget is applied when
     scoring); with ``tokens``, each with its rendered block's exact token count. Ranked by
-    ``weights`` when given, else by the relevance model (told the ``touched`` files), and
-    a signal alone by its own evidence."""
+    the relevance model (told the ``touched`` files), a signal alone by its own evidence."""
     from app.llm.tokens import token_counter
     from app.retrieval.ranking import rank_context, render_context_block
     from app.retrieval.relevance import DIFF_RELEVANCE, scored
 
-    if len(signals) == 1:  # a signal alone ranks by its own evidence, whatever its weight
-        weights = ALONE
     rescored = []
     for chunk in chunks:
         evidence = masked(chunk.evidence, signals)
-        score = weights.score(evidence) if weights else 0.0
         if evidence.signals:
-            rescored.append(replace(chunk, evidence=evidence, score=score))
-    if weights is None:
+            rescored.append(replace(chunk, evidence=evidence, score=ALONE.score(evidence)))
+    if len(signals) > 1:
         rescored = scored(rescored, touched, DIFF_RELEVANCE)
     count = token_counter().count
     return [
