@@ -26,6 +26,10 @@ class Evidence:
     words: float = 0.0  # its code shares the changed code's words (BM25, relative)
     removed: float = 0.0  # it still uses a name the change removed (relative)
     found_for: int = 1  # how many changed functions found it
+    #: shares of the names on the diff's changed lines its code holds, and of the names
+    #: the change removed (``edited_names``): set for every candidate once all are found
+    edited: float = 0.0
+    replaced: float = 0.0
 
     def merged(self, other: Evidence) -> Evidence:
         """The evidence of two changed functions for one chunk: the best of each."""
@@ -42,6 +46,8 @@ class Evidence:
             words=max(self.words, other.words),
             removed=max(self.removed, other.removed),
             found_for=self.found_for + other.found_for,
+            edited=max(self.edited, other.edited),
+            replaced=max(self.replaced, other.replaced),
         )
 
     def scaled(self, weight: float) -> Evidence:
@@ -94,6 +100,8 @@ class Evidence:
             said.append(SIBLING_WORDS.get(self.sibling_kind, "sibling"))
         if self.removed:
             said.append("still uses what the change removed")
+        elif self.replaced >= NAMED_SHARE:
+            said.append("uses names the change replaced")
         if self.cochange:
             times = "once" if self.together == 1 else f"{self.together} times"
             said.append(f"changed together {times}")
@@ -103,7 +111,14 @@ class Evidence:
             said.append("uses the same words")
         if self.lexical:
             said.append("shares names")
+        if self.edited >= NAMED_SHARE:
+            said.append("uses the changed lines' names")
         return said
+
+
+#: From this share of the changed lines' names (``Evidence.edited``, ``replaced``) on,
+#: a chunk's reasons say it uses them.
+NAMED_SHARE = 0.5
 
 
 SIBLING_WORDS = {

@@ -26,6 +26,7 @@ from app.retrieval.candidates import (
     question_evidence,
     secondary_paths,
 )
+from app.retrieval.edited_names import EditedNames, with_edited_names
 from app.retrieval.queries import RetrievalQuery, describe_change_with_llm, heuristic_queries
 from app.retrieval.ranking import (
     QUESTION_WEIGHTS,
@@ -173,7 +174,8 @@ def retrieval_candidates(
         settings.retrieval_secondary_paths,
     )
     result.timings["database_s"] = time.perf_counter() - started
-    return scored(chunks, [d.path for d in diffs], model)
+    edited = EditedNames.of(diffs, {f.file_path for f in searched})
+    return scored(with_edited_names(chunks, edited), [d.path for d in diffs], model)
 
 
 def searchable(function: ChangedFunction) -> bool:

@@ -110,6 +110,11 @@ def test_definition_through_a_reexport_and_callers_first(
     first_test = order.index("tests/test_cart.py")
     assert all(not p.startswith("tests/") for p in order[:first_test])
     assert all(c.file_path.startswith("tests/") or not c.secondary for c in result.context)
+    # every candidate is told how many of the changed lines' names it uses
+    evidence = {c.symbol_name: c.evidence for c in result.context}
+    assert evidence["to_cents"].edited > 0  # on the changed line
+    assert evidence["monthly_report"].edited == 0.0  # calls cart_total, not those names
+    assert evidence["to_cents"].replaced == 0.0  # the change removed no name
 
 
 def test_links_follow_incremental_reindexing(
