@@ -29,7 +29,7 @@ from app.retrieval.removed import removed_names, still_using
 from app.retrieval.search import indexed_repository
 from app.retrieval.siblings import SiblingHit, sibling_chunks
 from app.retrieval.signals import Scored, vector_scores
-from app.retrieval.window_heads import Window, definition_starts, headed_code
+from app.retrieval.window_heads import Window, headed_code, window_definitions
 
 #: Links are bounded by what a function uses and who calls it, and their confidence orders
 #: them, so the structural signal keeps more than a search signal's top k.
@@ -326,13 +326,14 @@ def load_candidates(
         for r in rows
         if r.chunk_type == "window" and r.signature
     }
-    starts = definition_starts(conn, rows[0].repository_id if rows else 0, windows)
+    definitions = window_definitions(conn, rows[0].repository_id if rows else 0, windows)
     chunks = []
     for row in rows:
         evidence = merged[row.id]
         start, code, window_from = row.start_line, row.raw_code, 0
-        if starts.get(row.id, start) < start:
-            start, window_from = starts[row.id], row.start_line
+        definition = definitions.get(row.id)
+        if definition is not None and definition.start < start:
+            start, window_from = definition.start, row.start_line
             code = headed_code(code, row.signature, start, row.start_line)
         chunks.append(
             ContextChunk(
@@ -350,6 +351,7 @@ def load_candidates(
                 evidence=evidence,
                 secondary=row.language is None or secondary(row.file_path),
                 window_from=window_from,
+                definition_code=definition.code if definition is not None else "",
             )
         )
     return chunks

@@ -197,6 +197,9 @@ class ContextChunk:
     #: a window under its definition's signature (``window_heads``): ``start_line`` is
     #: the definition's first line, and this the first line of the window itself
     window_from: int = 0
+    #: a window's whole definition (every window of it), for the names it uses
+    #: (``edited_names``); '' for any other chunk
+    definition_code: str = ""
 
     @property
     def signals(self) -> tuple[str, ...]:

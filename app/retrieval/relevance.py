@@ -148,34 +148,34 @@ def scored(
 
 #: Fitted on 180 co-change and 150 structural cases of 12 repositories (hash embedder):
 #: ``python -m bench.fit_relevance`` on their dumps, size exponent 1, L2 0.33. Held out
-#: by repository it ranks co-change R@4000 0.654 (0.642 without the changed lines' names;
-#: the weighted sum it replaced: 0.598, fitted on those very cases) and structural 0.866
-#: (0.863); bench/RESULTS.md. Once the rest is known, the number of commits and a sibling
-#: link weigh slightly against.
+#: by repository it ranks co-change R@4000 0.676 (0.648 without the changed lines' names;
+#: the weighted sum it replaced: 0.598, fitted on those very cases) and structural 0.869
+#: (0.865 without them); bench/RESULTS.md. Once the rest is known, the number of commits
+#: and a sibling link weigh slightly against.
 DIFF_RELEVANCE = RelevanceModel(
-    intercept=-9.0094,
+    intercept=-8.7012,
     coefficients={
-        "callee": 3.1026,
-        "caller": 1.9880,
-        "cochange": 0.6835,
-        "together": -0.4847,
-        "sibling": -0.3149,
-        "lexical": 0.2662,
-        "vector": 1.1757,
-        "words": 1.8318,
-        "coupled_words": -0.1889,
-        "removed": 0.1603,
-        "edited": 0.6735,
-        "replaced": 1.4705,
-        "found_for": 0.0132,
-        "secondary": -5.7781,
-        "same_directory": 0.2901,
-        "path_words": -1.6296,
-        "size": 0.1028,
-        "function": 3.4292,
-        "method": 3.6102,
-        "class": 2.6006,
-        "window": 4.8879,
+        "callee": 3.1265,
+        "caller": 2.0349,
+        "cochange": 0.6333,
+        "together": -0.5004,
+        "sibling": -0.4993,
+        "lexical": 0.3406,
+        "vector": 1.0123,
+        "words": 1.4304,
+        "coupled_words": 0.0278,
+        "removed": 0.2131,
+        "edited": 2.5470,
+        "replaced": 1.0807,
+        "found_for": 0.0805,
+        "secondary": -5.6229,
+        "same_directory": 0.2295,
+        "path_words": -1.6443,
+        "size": 0.0527,
+        "function": 3.3095,
+        "method": 3.5058,
+        "class": 2.4614,
+        "window": 4.5990,
     },
     size_exponent=1.0,
 )

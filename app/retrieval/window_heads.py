@@ -56,24 +56,41 @@ def headed_code(code: str, signature: str, definition_line: int, window_start: i
     return f"{signature}\n... ({left_out} not shown; the window follows)\n{code}"
 
 
-def definition_starts(
+@dataclass(frozen=True)
+class Definition:
+    """The definition a window was cut from."""
+
+    start: int  # its first line (``definition_start``)
+    code: str  # every window of it, in line order: the names it uses (``edited_names``)
+
+
+def window_definitions(
     conn: Connection, repo_id: int, windows: Mapping[int, Window]
-) -> dict[int, int]:
-    """``definition_start`` of each window (by chunk id), from the repository's windows
-    of the same files and names (one statement)."""
+) -> dict[int, Definition]:
+    """Each window's definition (by chunk id), from the repository's windows of the same
+    files and names (one statement)."""
     if not windows:
         return {}
     keys = sorted({(w.file_path, w.qualified_name or "") for w in windows.values()})
     rows = conn.execute(
         text(
-            "SELECT c.file_path, c.qualified_name, c.start_line, c.end_line FROM code_chunks c"
+            "SELECT c.file_path, c.qualified_name, c.start_line, c.end_line, c.raw_code"
+            " FROM code_chunks c"
             " JOIN unnest(CAST(:files AS text[]), CAST(:names AS text[])) AS k(f, n)"
             " ON c.file_path = k.f AND coalesce(c.qualified_name, '') = k.n"
             " WHERE c.repository_id = :r AND c.chunk_type = 'window'"
+            " ORDER BY c.file_path, c.start_line"
         ),
         {"r": repo_id, "files": [f for f, _ in keys], "names": [n for _, n in keys]},
     )
-    by_file: dict[str, list[Window]] = defaultdict(list)
-    for row in rows:
-        by_file[row.file_path].append(Window(*row))
-    return {cid: definition_start(w, by_file[w.file_path]) for cid, w in windows.items()}
+    by_file: dict[str, list[tuple[Window, str]]] = defaultdict(list)
+    for path, name, start, end, code in rows:
+        by_file[path].append((Window(path, name, start, end), code))
+    found = {}
+    for cid, w in windows.items():
+        same = [
+            (s, code) for s, code in by_file[w.file_path] if s.qualified_name == w.qualified_name
+        ]
+        start = definition_start(w, [s for s, _ in same])
+        found[cid] = Definition(start, "\n".join(code for _, code in same))
+    return found

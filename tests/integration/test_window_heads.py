@@ -55,5 +55,12 @@ def test_a_later_window_is_headed_by_its_signature_and_one_window_is_kept(
     assert headed.code.endswith(last.raw_code)
     assert chunks[first.id].code == first.raw_code  # the first window is itself
     assert chunks[first.id].start_line == first.start_line
+    # each window carries its whole definition, for the names it uses: the first window
+    # holds the call in the last one (``edited_names``)
+    for window in (first, last):
+        assert "refund_overdraft" in chunks[window.id].definition_code
+        assert "reconcile_ledger" in chunks[window.id].definition_code
+    assert "refund_overdraft" not in chunks[first.id].code
+    assert chunks[first.id].definition_code == chunks[last.id].definition_code
     # every window of the definition now starts at its first line: the best one is kept
     assert [c.chunk_id for c in rank_context(chunks.values(), 3)] == [last.id]

@@ -1,5 +1,7 @@
 """The names on a diff's changed lines, and which candidates use them (``edited_names``)."""
 
+from dataclasses import replace
+
 import pytest
 
 from app.diff.parse import parse_diff
@@ -101,3 +103,15 @@ def test_the_shares_go_into_each_chunks_evidence_and_its_reasons() -> None:
     assert got[1].evidence.edited == 0.0 and got[1].evidence.reasons() == []
     merged = got[0].evidence.merged(got[1].evidence)
     assert merged.edited == 1.0 and merged.replaced == 1.0
+
+
+def test_a_window_is_judged_by_its_whole_definition() -> None:
+    edited = EditedNames(frozenset({"pop"}), frozenset({"pop"}))
+    window = chunk("    total = ledger.sum()")  # the found window does not call pop...
+    whole = replace(
+        window, chunk_type="window", definition_code="    session.pop()\n" + window.code
+    )
+    got = with_edited_names([window, whole], edited)
+    assert got[0].evidence.edited == 0.0
+    assert got[1].evidence.edited == 1.0  # ...another window of its definition does
+    assert got[1].code == window.code  # what the reviewer is shown is unchanged

@@ -72,7 +72,11 @@ def test_a_relation_to_the_change_makes_a_chunk_more_likely_needed() -> None:
     plain = DIFF_RELEVANCE.probability(chunk(words=0.3), touched)
     assert DIFF_RELEVANCE.probability(chunk(words=0.3, callee=1.0), touched) > 5 * plain
     assert DIFF_RELEVANCE.probability(chunk(words=0.3, vector=0.8), touched) > plain
-    assert DIFF_RELEVANCE.probability(chunk(words=1.0), touched) > 3 * plain
+    assert DIFF_RELEVANCE.probability(chunk(words=1.0), touched) > 2 * plain
+    # using the changed lines' names, above all those the change replaced
+    uses = DIFF_RELEVANCE.probability(chunk(words=0.3, edited=0.8), touched)
+    assert uses > 5 * plain
+    assert DIFF_RELEVANCE.probability(chunk(words=0.3, edited=0.8, replaced=1.0), touched) > uses
     # a test or doc with the same evidence is far less likely to be what the review needs
     assert DIFF_RELEVANCE.probability(chunk(words=0.3, secondary=True), touched) < plain / 50
 
