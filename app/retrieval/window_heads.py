@@ -9,7 +9,9 @@ names the function that may have to change, not an anonymous stretch of its body
 the co-change benchmark, 9 points of R@4000 were targets reached only through such a
 window (bench/RESULTS.md). Since every window of a definition then starts at its first
 line, ranking keeps the best of them; other chunks overlap a headed window only where
-its own lines are (``ranking._overlap``).
+its own lines are (``ranking._overlap``). The same statement reads the definition's
+other windows, so a window is judged by the names of its whole definition
+(``edited_names``).
 """
 
 from __future__ import annotations
