@@ -67,7 +67,7 @@ def load(paths: Sequence[str]) -> list[dict[str, Any]]:
                 None,
                 "",
                 evidence=Evidence(**c["evidence"]),
-                tokens=c["cost"],
+                tokens=c.get("shown") or c["cost"],  # what is shown (``excerpts``)
                 secondary=c["secondary"],
                 window_from=c.get("window_from", 0),
             )

@@ -71,10 +71,11 @@ class Candidate:
     start: int
     end: int
     chunk_type: str
-    cost: int  # ceil(chars / 4) of its code
+    cost: int  # ceil(chars / 4) of its code (what the relevance model weighs)
     secondary: bool
     evidence: dict[str, Any]
     window_from: int = 0  # a window under its definition's signature: its own first line
+    shown: int = 0  # ceil(chars / 4) of what is shown (its excerpt, ``excerpts``): the budget
 
 
 def masked(evidence: Any, signals: Sequence[str]) -> Any:
@@ -163,7 +164,7 @@ def ranked(
             c.start_line,
             c.end_line,
             c.chunk_type,
-            math.ceil(len(c.code) / 4),
+            math.ceil(len(c.excerpt or c.code) / 4),  # what is shown (``excerpts``)
             count(render_context_block(c)) + 1 if tokens else 0,
         )
         for c in rank_context(rescored, 3)
@@ -183,6 +184,7 @@ def dump(chunks: Sequence[Any]) -> list[dict[str, Any]]:
                 c.secondary,
                 {f.name: getattr(c.evidence, f.name) for f in fields(c.evidence)},
                 c.window_from,
+                math.ceil(len(c.excerpt or c.code) / 4),
             )
         )
         for c in chunks

@@ -31,7 +31,8 @@ from dataclasses import dataclass, replace
 from app.diff.parse import FileDiff
 from app.retrieval.ranking import ContextChunk
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+#: An identifier of three characters or more (``names`` leaves the keywords out).
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 #: Keywords and names every language's code is full of.
 _NOISE = frozenset(
     "self this return def func function const let var true false none null nil new await "
@@ -43,7 +44,7 @@ _NOISE = frozenset(
 
 def names(text: str) -> frozenset[str]:
     """The identifiers of ``text`` (three characters or more, keywords left out)."""
-    return frozenset(n for n in _NAME.findall(text) if n.lower() not in _NOISE)
+    return frozenset(n for n in IDENTIFIER.findall(text) if n.lower() not in _NOISE)
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ def shares(codes: Sequence[str], edited: EditedNames) -> list[tuple[float, float
     if not edited.edited:
         return [(0.0, 0.0)] * len(codes)
     wanted = edited.edited  # only these are kept: the noise test is theirs already
-    held = [frozenset(_NAME.findall(code)) & wanted for code in codes]
+    held = [frozenset(IDENTIFIER.findall(code)) & wanted for code in codes]
     counts = Counter(name for found in held for name in found)
     n = len(codes) + 1
     weight = {name: math.log(1 + n / (1 + counts[name])) for name in edited.edited}

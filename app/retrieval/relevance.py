@@ -38,7 +38,7 @@ FEATURES = (
     "secondary",  # a test, doc, example or config file
     "same_directory",  # in the directory of a file the diff touches
     "path_words",  # its path's words shared with a touched file's (Jaccard, the best)
-    "size",  # log(estimated tokens)
+    "size",  # log(estimated tokens shown: an excerpt's, when it has one)
     "function",
     "method",
     "class",
@@ -53,9 +53,9 @@ _GENERIC_PATH_WORDS = frozenset({"src", "lib", "pkg", "packages", "internal", "i
 
 
 def estimated_tokens(chunk: ContextChunk) -> int:
-    """The chunk's token count before it is rendered: a quarter of its characters (the
-    benchmarks' measure), or the count itself once packed."""
-    return chunk.tokens or math.ceil(len(chunk.code) / 4)
+    """What showing the chunk costs (``ContextChunk.shown_tokens``: its excerpt's size
+    when it has one, ``excerpts``)."""
+    return chunk.shown_tokens
 
 
 @functools.lru_cache(maxsize=4096)
@@ -147,35 +147,35 @@ def scored(
 
 
 #: Fitted on 180 co-change and 150 structural cases of 12 repositories (hash embedder):
-#: ``python -m bench.fit_relevance`` on their dumps, size exponent 1, L2 0.33. Held out
-#: by repository it ranks co-change R@4000 0.676 (0.648 without the changed lines' names;
-#: the weighted sum it replaced: 0.598, fitted on those very cases) and structural 0.869
-#: (0.865 without them); bench/RESULTS.md. Once the rest is known, the number of commits
-#: and a sibling link weigh slightly against.
+#: ``python -m bench.fit_relevance`` on their dumps, size exponent 1, L2 0.33, with
+#: look-alikes shown as excerpts (``excerpts``: ``size`` is the size shown). Held out by
+#: repository it ranks co-change R@4000 0.753 (0.663 with every chunk shown whole and the
+#: old per-file cap) and structural 0.900 (0.869); bench/RESULTS.md. Once the rest is
+#: known, the number of commits and a sibling link weigh slightly against.
 DIFF_RELEVANCE = RelevanceModel(
-    intercept=-8.7012,
+    intercept=-9.1357,
     coefficients={
-        "callee": 3.1265,
-        "caller": 2.0349,
-        "cochange": 0.6333,
-        "together": -0.5004,
-        "sibling": -0.4993,
-        "lexical": 0.3406,
-        "vector": 1.0123,
-        "words": 1.4304,
-        "coupled_words": 0.0278,
-        "removed": 0.2131,
-        "edited": 2.5470,
-        "replaced": 1.0807,
-        "found_for": 0.0805,
-        "secondary": -5.6229,
-        "same_directory": 0.2295,
-        "path_words": -1.6443,
-        "size": 0.0527,
-        "function": 3.3095,
-        "method": 3.5058,
-        "class": 2.4614,
-        "window": 4.5990,
+        "callee": 3.0946,
+        "caller": 1.9810,
+        "cochange": 0.6723,
+        "together": -0.4873,
+        "sibling": -0.4252,
+        "lexical": 0.3332,
+        "vector": 1.0152,
+        "words": 1.4252,
+        "coupled_words": -0.0279,
+        "removed": 0.2108,
+        "edited": 2.5377,
+        "replaced": 1.0716,
+        "found_for": 0.0505,
+        "secondary": -5.6357,
+        "same_directory": 0.2402,
+        "path_words": -1.6831,
+        "size": 0.1641,
+        "function": 3.3153,
+        "method": 3.5153,
+        "class": 2.5034,
+        "window": 4.5071,
     },
     size_exponent=1.0,
 )

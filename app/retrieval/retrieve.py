@@ -27,6 +27,7 @@ from app.retrieval.candidates import (
     secondary_paths,
 )
 from app.retrieval.edited_names import EditedNames, with_edited_names
+from app.retrieval.excerpts import with_excerpts
 from app.retrieval.queries import RetrievalQuery, describe_change_with_llm, heuristic_queries
 from app.retrieval.ranking import (
     QUESTION_WEIGHTS,
@@ -136,9 +137,10 @@ def retrieval_candidates(
     llm: openai.OpenAI | None = None,
     model: RelevanceModel = DIFF_RELEVANCE,
 ) -> list[ContextChunk]:
-    """Every candidate chunk of every signal, scored by ``model``, before ranking and
-    packing (the timings and embedding usage go to ``result``). When the query embedding
-    fails, the other signals still run: a warning, not an error."""
+    """Every candidate chunk of every signal, given its excerpt (``excerpts``) and scored
+    by ``model`` (probability per token shown), before ranking and packing (the timings
+    and embedding usage go to ``result``). When the query embedding fails, the other
+    signals still run: a warning, not an error."""
     searched = most_changed([c for c in changed if searchable(c)], settings.retrieval_max_functions)
     queries = build_queries(
         searched,
@@ -175,7 +177,8 @@ def retrieval_candidates(
     )
     result.timings["database_s"] = time.perf_counter() - started
     edited = EditedNames.of(diffs, {f.file_path for f in searched})
-    return scored(with_edited_names(chunks, edited), [d.path for d in diffs], model)
+    shown = with_excerpts(with_edited_names(chunks, edited), edited.edited)
+    return scored(shown, [d.path for d in diffs], model)
 
 
 def searchable(function: ChangedFunction) -> bool:

@@ -4,6 +4,7 @@ with incremental re-indexing, and ranked before the fill signals."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,9 +22,11 @@ from app.indexing.embedder import EmbeddingUsage, HashEmbedder
 from app.indexing.indexer import Indexer
 from app.indexing.links import IMPORTED, LOCAL
 from app.indexing.report import IndexOptions
+from app.llm.tokens import token_counter
 from app.retrieval.candidates import SECONDARY_CHANGE_WEIGHT, SearchInput, function_evidence
 from app.retrieval.links import SAME_FILE_WEIGHT, TYPE_ONLY_WEIGHT
 from app.retrieval.queries import heuristic_queries
+from app.retrieval.ranking import render_context_block
 from app.retrieval.retrieve import ContextResult, build_queries, retrieve_context, vector_texts
 from app.retrieval.search import indexed_repository
 from tests.fakes.loopback import free_port
@@ -115,6 +118,32 @@ def test_definition_through_a_reexport_and_callers_first(
     assert evidence["to_cents"].edited > 0  # on the changed line
     assert evidence["monthly_report"].edited == 0.0  # calls cart_total, not those names
     assert evidence["to_cents"].replaced == 0.0  # the change removed no name
+
+
+def test_a_long_lookalike_is_shown_as_an_excerpt_and_a_callee_whole(
+    engine: Engine, settings: Settings, tmp_path: Path
+) -> None:
+    """The refund total sums prices the way the changed line did and nothing links it to
+    the change: the reviewer sees its head and the lines using the change's names."""
+    body = "".join(f"    note_{n} = len(items) + {n}\n" for n in range(12))
+    refund = (
+        "from pkg import to_cents\n\n\ndef refund_total(items):\n"
+        f'    """What a refund pays back."""\n{body}'
+        "    return sum(to_cents(i.price) for i in items)\n"
+    )
+    _write(tmp_path, {**FILES, "pkg/refund.py": refund})
+    _index(engine, tmp_path)
+    result = _context(engine, tmp_path, settings)
+    by_name = {c.symbol_name: c for c in result.context}
+    lookalike, callee = by_name["refund_total"], by_name["to_cents"]
+    assert lookalike.link_score == 0 and lookalike.excerpt
+    assert "to_cents(i.price)" in lookalike.excerpt and "note_5" not in lookalike.excerpt
+    assert "lines not shown" in lookalike.excerpt
+    assert lookalike.code.count("note_") == 12  # ranked by its whole code
+    assert callee.link_score > 0 and not callee.excerpt
+    count = token_counter().count
+    whole = count(render_context_block(replace(lookalike, excerpt=""))) + 1
+    assert lookalike.tokens == count(render_context_block(lookalike)) + 1 < whole
 
 
 def test_links_follow_incremental_reindexing(

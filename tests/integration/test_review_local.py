@@ -174,8 +174,10 @@ def test_cli_context_json_contract(
         "tokens",
         "signals",
         "why",
+        "excerpt",
     }
     assert all(0 < c["relevance"] < 1 for c in data["context"])
+    assert data["context"][0]["excerpt"] is False  # what the change calls is shown whole
     assert data["context"][0]["symbol_name"] == "apply_discount"
     assert data["context"][0]["why"][0] == "called by the change"
 

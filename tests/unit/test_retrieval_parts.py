@@ -117,14 +117,30 @@ def test_code_before_tests_and_docs_and_by_score_within() -> None:
     assert [c.chunk_id for c in ranked] == [3, 1, 2, 4]
 
 
-def test_related_chunks_are_not_capped_per_file() -> None:
+def test_related_chunks_are_neither_capped_nor_counted_per_file() -> None:
+    """The cap is on chunks that only look alike: five related chunks of a file leave
+    room for two look-alikes of it, and not three."""
     related = [
         _chunk(i, "a.py", i * 10, i * 10 + 5, 0.5, **{kind: 0.5})
         for i, kind in enumerate(("callee", "caller", "cochange", "sibling", "callee"))
     ]
-    related.append(_chunk(9, "a.py", 100, 105, 0.1))  # only alike: the cap counts all
-    ranked = rank_context(related, max_per_file=2)
-    assert [c.chunk_id for c in ranked] == [0, 1, 2, 3, 4]
+    alike = [_chunk(i, "a.py", i * 10, i * 10 + 5, 0.4 - i / 100) for i in (10, 11, 12)]
+    ranked = rank_context([*related, *alike], max_per_file=2)
+    assert sorted(c.chunk_id for c in ranked) == [0, 1, 2, 3, 4, 10, 11]
+
+
+def test_linked_code_keeps_its_share_of_the_tokens_before_lookalikes() -> None:
+    """Look-alikes scoring higher than every linked chunk still leave the linked ones
+    their share: the next linked chunk comes whenever they hold at most 60% of the
+    tokens taken (each chunk here is 10 tokens); a test comes after all code."""
+    alike = [_chunk(i, f"alike{i}.py", 1, 5, 0.9 - i / 100, code="x" * 40) for i in range(4)]
+    linked = [_chunk(i, f"linked{i}.py", 1, 5, 0.2, code="x" * 40, callee=0.5) for i in (10, 11)]
+    test = replace(_chunk(20, "tests/test_a.py", 1, 5, 5.0, callee=1.0), secondary=True)
+    ranked = rank_context([*alike, *linked, test], max_per_file=3, linked_share=0.6)
+    # linked 0/0 -> 10; 10/10 > 0.6: alike 0; 10/20 -> 11; 20/30 > 0.6: the rest
+    assert [c.chunk_id for c in ranked] == [10, 0, 11, 1, 2, 3, 20]
+    plain = rank_context([*alike, *linked, test], max_per_file=3, linked_share=0.0)
+    assert [c.chunk_id for c in plain][:2] == [10, 0]  # the first linked chunk still leads
 
 
 def test_rank_dedups_overlaps_and_caps_per_file() -> None:

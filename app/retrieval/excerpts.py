@@ -1,0 +1,85 @@
+"""Look-alike context shown as an excerpt. Pure.
+
+A chunk that no call links to the change (found by the search signals, by history or as
+a sibling) is offered so that the reviewer can ask "should this have changed too?". For
+that it needs the chunk's signature and the lines that hold the names the change
+touched, not the whole body. So such a chunk of ``MIN_LINES`` lines or more is shown as
+its first ``HEAD_LINES`` lines, then each line holding a name of the diff's changed
+lines with ``CONTEXT`` lines either side, and a marker for every run of lines left out.
+A name on most of the chunk's lines (the variable every line touches) tells nothing, so
+it keeps no line. A chunk the excerpt would barely shorten is shown whole. A definition
+the change calls or that calls it is always shown whole: its body is what the change
+relies on.
+
+A chunk is ranked by its probability per token shown and packed by what is shown, so
+more of the candidates fit one budget; the linked code keeps its share of the tokens
+(``ranking.LINKED_SHARE``). Measured on both benchmarks (bench/RESULTS.md, "Look-alike
+context as excerpts").
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import replace
+
+from app.retrieval.edited_names import IDENTIFIER
+from app.retrieval.ranking import ContextChunk
+
+#: Shorter chunks are shown whole: an excerpt would save a few lines at most.
+MIN_LINES = 12
+#: The signature (and a window's header, ``window_heads.headed_code``).
+HEAD_LINES = 3
+#: Lines kept either side of a line holding a changed name.
+CONTEXT = 1
+#: An excerpt keeping more of the lines than this is not worth the gaps: shown whole.
+MAX_KEPT_SHARE = 0.6
+#: A changed name on more of the chunk's lines than this (the list every line touches)
+#: does not tell which lines matter.
+EVERYWHERE_SHARE = 0.25
+
+
+def excerpt(code: str, changed_names: frozenset[str] | set[str]) -> str:
+    """``code`` cut to its head and the lines around ``changed_names``, or '' when it is
+    better shown whole (short, or most of it would stay)."""
+    lines = code.split("\n")
+    if len(lines) < MIN_LINES:
+        return ""
+    held = [changed_names.intersection(IDENTIFIER.findall(line)) for line in lines]
+    on_lines = Counter(n for found in held for n in found)
+    telling = {n for n, count in on_lines.items() if count <= len(lines) * EVERYWHERE_SHARE}
+    keep = set(range(HEAD_LINES))
+    for i in range(HEAD_LINES, len(lines)):
+        if not held[i].isdisjoint(telling):
+            keep.update(range(i - CONTEXT, min(len(lines), i + CONTEXT + 1)))
+    if len(keep) > MAX_KEPT_SHARE * len(lines):
+        return ""
+    shown: list[str] = []
+    previous = -1
+    for i in sorted(keep):
+        if i > previous + 1:
+            shown.append(_gap(lines[i], i - previous - 1))
+        shown.append(lines[i])
+        previous = i
+    if previous < len(lines) - 1:
+        shown.append(_gap(lines[previous], len(lines) - 1 - previous))
+    return "\n".join(shown)
+
+
+def _gap(beside: str, count: int) -> str:
+    """The marker of ``count`` lines left out, indented like the line ``beside`` it."""
+    indent = beside[: len(beside) - len(beside.lstrip())]
+    return f"{indent}... ({count} lines not shown)"
+
+
+def with_excerpts(
+    chunks: Sequence[ContextChunk], changed_names: frozenset[str] | set[str]
+) -> list[ContextChunk]:
+    """``chunks`` with an ``excerpt`` for each one no call links to the change (class
+    chunks already show only their header and members' signatures)."""
+    return [
+        replace(c, excerpt=excerpt(c.code, changed_names))
+        if not c.evidence.link and c.chunk_type != "class"
+        else c
+        for c in chunks
+    ]

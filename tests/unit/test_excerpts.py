@@ -1,0 +1,115 @@
+"""Look-alike context shown as an excerpt (``app/retrieval/excerpts.py``)."""
+
+from dataclasses import replace
+
+import pytest
+
+from app.llm.tokens import estimate_tokens
+from app.retrieval.excerpts import excerpt, with_excerpts
+from app.retrieval.ranking import ContextChunk, Evidence, pack, render_context_block
+from app.retrieval.relevance import DIFF_RELEVANCE, scored
+
+#: A function of 20 lines, its lines numbered in their text to tell them apart.
+CODE = "\n".join(
+    [
+        "def settle(invoice, gateway):",
+        '    """Settle an invoice."""',
+        "    total = invoice.total  # 3",
+    ]
+    + [f"    step_{n} = prepare({n})  # {n}" for n in range(4, 10)]
+    + ["    receipt = gateway.charge(invoice.card, total)  # 10"]
+    + [f"    audit_{n} = record({n})  # {n}" for n in range(11, 20)]
+    + ["    return receipt  # 20"]
+)
+
+
+def _chunk(code: str = CODE, chunk_type: str = "function", **evidence: float) -> ContextChunk:
+    return ContextChunk(
+        7,
+        "billing/settle.py",
+        40,
+        59,
+        "settle",
+        "settle",
+        chunk_type,
+        "python",
+        None,
+        code,
+        evidence=Evidence(**evidence),  # type: ignore[arg-type]
+    )
+
+
+def test_an_excerpt_keeps_the_head_and_the_lines_around_the_changed_names() -> None:
+    shown = excerpt(CODE, {"charge", "capture"}).split("\n")
+    assert shown == [
+        "def settle(invoice, gateway):",
+        '    """Settle an invoice."""',
+        "    total = invoice.total  # 3",
+        "    ... (5 lines not shown)",
+        "    step_9 = prepare(9)  # 9",
+        "    receipt = gateway.charge(invoice.card, total)  # 10",
+        "    audit_11 = record(11)  # 11",
+        "    ... (9 lines not shown)",
+    ]
+    # every line of the code is either shown or counted in a marker
+    assert len(shown) - 2 + 5 + 9 == len(CODE.split("\n"))
+
+
+def test_without_a_changed_name_only_the_head_is_shown() -> None:
+    assert excerpt(CODE, {"unrelated"}).split("\n") == [
+        *CODE.split("\n")[:3],
+        "    ... (17 lines not shown)",
+    ]
+
+
+def test_short_code_and_code_mostly_kept_are_shown_whole() -> None:
+    assert excerpt("\n".join(CODE.split("\n")[:11]), {"charge"}) == ""  # under 12 lines
+    # names on most lines: the gaps would save too little
+    assert excerpt(CODE, {"step_4", "step_6", "step_8", "audit_12", "audit_14"}) == ""
+
+
+def test_only_look_alikes_get_excerpts() -> None:
+    alike = _chunk(words=0.8)
+    callee = _chunk(callee=0.9)  # what the change calls: its body is what it relies on
+    caller = _chunk(caller=0.5, words=0.8)
+    cls = _chunk(chunk_type="class", words=0.8)  # already its header and signatures
+    coupled = _chunk(cochange=0.7)  # changed with it before: still a "should it change?"
+    out = with_excerpts([alike, callee, caller, cls, coupled], {"charge"})
+    assert [bool(c.excerpt) for c in out] == [True, False, False, False, True]
+    assert [c.code for c in out] == [CODE] * 5  # what it is ranked by stays whole
+
+
+def test_the_reviewer_sees_the_excerpt_and_the_packer_counts_it() -> None:
+    [alike] = with_excerpts([_chunk(words=0.8)], {"charge"})
+    block = render_context_block(alike)
+    assert "(function, excerpt)" in block and "gateway.charge" in block
+    assert "audit_15" not in block and "... (9 lines not shown)" in block
+    whole = replace(alike, excerpt="")
+    budget = estimate_tokens(render_context_block(alike)) + 5
+    assert estimate_tokens(render_context_block(whole)) > budget  # whole, it does not fit
+    packed, used = pack([alike], budget, estimate_tokens)
+    assert packed and used <= budget
+    assert packed[0].as_json()["excerpt"] is True
+
+
+def test_a_name_on_most_lines_keeps_none_of_them() -> None:
+    """``invoice`` is on the changed line and on most of these lines: only the rarer
+    ``charge`` says where to look."""
+    code = CODE.replace("prepare(", "invoice.prepare(").replace("record(", "invoice.record(")
+    shown = excerpt(code, {"invoice", "charge"}).split("\n")
+    assert [line for line in shown if "lines not shown" not in line] == [
+        *code.split("\n")[:3],
+        *code.split("\n")[8:11],
+    ]
+
+
+def test_a_chunk_is_ranked_by_the_tokens_it_shows() -> None:
+    """The same look-alike, whole and as an excerpt: the excerpt costs less to show, so
+    it scores higher per token (the model's ``size`` input is the shown size too)."""
+    [alike] = with_excerpts([_chunk(words=0.8, edited=0.5)], {"charge"})
+    whole = replace(alike, excerpt="")
+    assert alike.shown_tokens < whole.shown_tokens
+    shown, full = scored([alike, whole], ["billing/pay.py"], DIFF_RELEVANCE)
+    assert shown.score == pytest.approx(shown.relevance / (alike.shown_tokens / 100))
+    assert full.score == pytest.approx(full.relevance / (whole.shown_tokens / 100))
+    assert shown.score > 1.5 * full.score
