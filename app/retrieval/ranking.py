@@ -265,8 +265,8 @@ def rank_context(
     at most ``max_per_file`` chunks per file that only look alike. Those related to the
     change by a link, history or a sibling are never capped, nor do they count towards
     the cap: a file the change is coupled to often holds several functions that must
-    change with it (co-change R@4000 +1.9 points held out, bench/RESULTS.md). Then code
-    linked to the change keeps ``linked_share`` of the tokens (``_interleaved``)."""
+    change with it (co-change R@4000 0.736 -> 0.758, bench/RESULTS.md). Then code linked
+    to the change keeps ``linked_share`` of the tokens (``_interleaved``)."""
     ordered = sorted(chunks, key=rank_key)
     kept: list[ContextChunk] = []
     alike: dict[str, int] = {}

@@ -52,12 +52,6 @@ _PATH_WORD = re.compile(r"[a-z0-9]+")
 _GENERIC_PATH_WORDS = frozenset({"src", "lib", "pkg", "packages", "internal", "index", "init"})
 
 
-def estimated_tokens(chunk: ContextChunk) -> int:
-    """What showing the chunk costs (``ContextChunk.shown_tokens``: its excerpt's size
-    when it has one, ``excerpts``)."""
-    return chunk.shown_tokens
-
-
 @functools.lru_cache(maxsize=4096)
 def path_words(path: str) -> frozenset[str]:
     """The words of a path without its extension: ``src/_client.py`` -> {``client``}."""
@@ -104,7 +98,7 @@ def features(chunk: ContextChunk, touched: Touched) -> tuple[float, ...]:
         float(chunk.secondary),
         float(posixpath.dirname(chunk.file_path) in touched.directories),
         shared,
-        math.log(max(estimated_tokens(chunk), 1)),
+        math.log(max(chunk.shown_tokens, 1)),
         float(kind == "function"),
         float(kind == "method"),
         float(kind == "class"),
@@ -130,7 +124,7 @@ class RelevanceModel:
 
     def rank_score(self, probability: float, chunk: ContextChunk) -> float:
         """Probability per hundred tokens (to the ``size_exponent``)."""
-        tokens = max(estimated_tokens(chunk), MIN_TOKENS)
+        tokens = max(chunk.shown_tokens, MIN_TOKENS)
         return probability / (tokens / 100) ** self.size_exponent
 
 
@@ -149,8 +143,8 @@ def scored(
 #: Fitted on 180 co-change and 150 structural cases of 12 repositories (hash embedder):
 #: ``python -m bench.fit_relevance`` on their dumps, size exponent 1, L2 0.33, with
 #: look-alikes shown as excerpts (``excerpts``: ``size`` is the size shown). Held out by
-#: repository it ranks co-change R@4000 0.753 (0.663 with every chunk shown whole and the
-#: old per-file cap) and structural 0.900 (0.869); bench/RESULTS.md. Once the rest is
+#: repository it ranks co-change R@4000 0.751 (0.663 with every chunk shown whole and the
+#: old per-file cap) and structural 0.899 (0.869); bench/RESULTS.md. Once the rest is
 #: known, the number of commits and a sibling link weigh slightly against.
 DIFF_RELEVANCE = RelevanceModel(
     intercept=-9.1357,
