@@ -52,6 +52,8 @@ def excerpt(code: str, changed_names: frozenset[str] | set[str]) -> str:
     for i in range(HEAD_LINES, len(lines)):
         if not held[i].isdisjoint(telling):
             keep.update(range(i - CONTEXT, min(len(lines), i + CONTEXT + 1)))
+    # a single line left out costs what its marker would: it is shown instead
+    keep.update(i for i in range(1, len(lines) - 1) if i - 1 in keep and i + 1 in keep)
     if len(keep) > MAX_KEPT_SHARE * len(lines):
         return ""
     shown: list[str] = []
@@ -69,7 +71,7 @@ def excerpt(code: str, changed_names: frozenset[str] | set[str]) -> str:
 def _gap(beside: str, count: int) -> str:
     """The marker of ``count`` lines left out, indented like the line ``beside`` it."""
     indent = beside[: len(beside) - len(beside.lstrip())]
-    return f"{indent}... ({count} lines not shown)"
+    return f"{indent}... ({count} line{'s' if count > 1 else ''} not shown)"
 
 
 def with_excerpts(

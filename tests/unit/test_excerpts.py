@@ -5,7 +5,7 @@ from dataclasses import replace
 import pytest
 
 from app.llm.tokens import estimate_tokens
-from app.retrieval.excerpts import excerpt, with_excerpts
+from app.retrieval.excerpts import _gap, excerpt, with_excerpts
 from app.retrieval.ranking import ContextChunk, Evidence, pack, render_context_block
 from app.retrieval.relevance import DIFF_RELEVANCE, scored
 
@@ -113,3 +113,13 @@ def test_a_chunk_is_ranked_by_the_tokens_it_shows() -> None:
     assert shown.score == pytest.approx(shown.relevance / (alike.shown_tokens / 100))
     assert full.score == pytest.approx(full.relevance / (whole.shown_tokens / 100))
     assert shown.score > 1.5 * full.score
+
+
+def test_a_single_line_between_kept_lines_is_shown_not_marked() -> None:
+    """Lines 9-11 and 13-15 are kept around two changed names: line 12 alone between
+    them costs what its marker would, so it is shown."""
+    lines = CODE.split("\n")
+    lines[9], lines[13] = "    mark = charge()  # 10", "    mark = capture()  # 14"
+    shown = excerpt("\n".join(lines), {"charge", "capture"}).split("\n")
+    assert shown == [*lines[:3], "    ... (5 lines not shown)", *lines[8:15], _gap(lines[14], 5)]
+    assert _gap("        x = 1", 1) == "        ... (1 line not shown)"
