@@ -164,7 +164,7 @@ def ranked(
             c.start_line,
             c.end_line,
             c.chunk_type,
-            math.ceil(len(c.excerpt or c.code) / 4),  # what is shown (``excerpts``)
+            c.shown_tokens,  # what is shown (``excerpts``), before packing
             count(render_context_block(c)) + 1 if tokens else 0,
         )
         for c in rank_context(rescored, 3)
@@ -184,7 +184,7 @@ def dump(chunks: Sequence[Any]) -> list[dict[str, Any]]:
                 c.secondary,
                 {f.name: getattr(c.evidence, f.name) for f in fields(c.evidence)},
                 c.window_from,
-                math.ceil(len(c.excerpt or c.code) / 4),
+                c.shown_tokens,
             )
         )
         for c in chunks

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from dataclasses import dataclass
 from importlib import resources
 from string import Template
@@ -25,13 +24,13 @@ from app.indexing.identifiers import split_identifier
 from app.indexing.summarizer import heuristic_summary
 from app.llm.redact import redact_secrets
 from app.logs import kv
+from app.retrieval.edited_names import IDENTIFIER
 
 log = logging.getLogger(__name__)
 
 DESCRIBE = Template(
     resources.files("app.retrieval").joinpath("prompts/describe_change.txt").read_text("utf-8")
 )
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 _NOISE = frozenset(
     "self this return def function const let var true false none null nil new await async "
     "import from class public private static void int str string".split()
@@ -66,7 +65,7 @@ def diff_identifiers(function: ChangedFunction, diff: FileDiff) -> tuple[list[st
 
 def _identifiers(text: str) -> list[str]:
     seen: dict[str, None] = {}
-    for ident in _IDENT.findall(text):
+    for ident in IDENTIFIER.findall(text):
         if ident.lower() not in _NOISE:
             seen.setdefault(ident, None)
     return list(seen)
