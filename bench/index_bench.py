@@ -1,6 +1,7 @@
 """Index a large real source tree with the hash embedder; time full, no-op and one-file runs,
 and, in the same run, a bare tree-sitter parse of the same files (issue 34's yardstick:
-the full index within 3x of it).
+the full index within 3x of it) and the index's chunking alone, with and without links
+(what an index run cannot go below on one core).
 
 Default tree: the site-packages of the running interpreter (inside .venv: ~13k files of
 real Python, C and data from the project's dependencies), copied to a temporary folder.
@@ -25,7 +26,7 @@ from app.config import Settings
 from app.db.engine import open_database
 from app.indexing.embedder import HashEmbedder
 from app.indexing.indexer import Indexer, IndexReport
-from bench.chunker_bench import code_files, time_parse
+from bench.chunker_bench import code_files, time_chunk, time_parse
 
 
 def run(engine: object, root: Path) -> tuple[float, IndexReport]:
@@ -56,6 +57,8 @@ def main() -> None:
         ]
         code = code_files(files)
         parse_s = time_parse(code)
+        chunks_s, _, _ = time_chunk(code, links=False)
+        linked_s, _, _ = time_chunk(code)
         del files, code
         settings = Settings(data_dir=Path(tmp) / "data")
         with open_database(settings) as db:
@@ -78,6 +81,10 @@ def main() -> None:
     print(
         f"bare parse : {parse_s:.1f} s (tree-sitter Parser.parse of the same files);"
         f" full index / bare parse = {full_s / parse_s:.2f}x"
+    )
+    print(
+        f"chunking   : {chunks_s:.1f} s without links, {linked_s:.1f} s with them"
+        f" (= {linked_s / parse_s:.2f}x the bare parse), the same files, inline"
     )
     shares = ", ".join(
         f"{k} {100 * v / full_s:.0f}%" for k, v in sorted(t.items(), key=lambda kv: -kv[1])

@@ -9,7 +9,9 @@ from one of ``--prs`` evenly spaced commits after it that change at least
 Each PR's retrieval runs as ``retrieve_context`` runs it (``retrieval_candidates``: the
 repository check, the stale rows, every signal, the candidates' load), and
 ``database_s`` is what a review reports. Every PR runs ``--rounds`` times, the first
-round a warm-up; percentiles are over the later rounds.
+round a warm-up; percentiles are over the later rounds. Then ``--replay`` PRs run again
+with their signals one after another on one connection, and each statement they ran is
+run again alone (best of three): the statements' floor, and the Python around them.
 
     python -W ignore -m bench.pr_database --mirror /work/.mirror/pallets+click/repo
 """
@@ -39,6 +41,53 @@ def first_parents(git_dir: str, base: str) -> list[str]:
     )
 
 
+def statement_key(statement: str) -> str:
+    """A statement's first words, as the profile names it."""
+    return " ".join(statement.split())[:70]
+
+
+@contextmanager
+def captured_statements(engine: Any) -> Iterator[list[tuple[str, Any]]]:
+    """Every statement run on ``engine`` while open, with its parameters."""
+    from sqlalchemy import event
+
+    captured: list[tuple[str, Any]] = []
+
+    def before(conn: Any, cursor: Any, statement: str, parameters: Any, *args: Any) -> None:
+        captured.append((statement, parameters))
+
+    event.listen(engine, "before_cursor_execute", before)
+    try:
+        yield captured
+    finally:
+        event.remove(engine, "before_cursor_execute", before)
+
+
+def replayed(engine: Any, captured: list[tuple[str, Any]], runs: int = 3) -> dict[str, float]:
+    """Seconds of each statement run alone, one after another on one connection (the
+    best of ``runs``), summed by statement: what the statements cost without a review's
+    threads competing for the two cores. ``SET`` statements are left out."""
+    spent: dict[str, float] = defaultdict(float)
+    raw = engine.raw_connection()
+    try:
+        with raw.cursor() as cur:
+            for statement, parameters in captured:
+                if statement.lstrip().upper().startswith("SET"):
+                    continue
+                best = float("inf")
+                for _ in range(runs):
+                    began = time.perf_counter()
+                    cur.execute(statement, parameters)
+                    if cur.description is not None:
+                        cur.fetchall()
+                    best = min(best, time.perf_counter() - began)
+                spent[statement_key(statement)] += best
+        raw.rollback()
+    finally:
+        raw.close()
+    return spent
+
+
 @contextmanager
 def statement_profile(engine: Any) -> Iterator[dict[str, list[float]]]:
     """Seconds per statement, keyed by the statement's first words."""
@@ -51,7 +100,7 @@ def statement_profile(engine: Any) -> Iterator[dict[str, list[float]]]:
 
     def after(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
         began = conn.info["started"].pop()
-        spent[" ".join(statement.split())[:70]].append(time.perf_counter() - began)
+        spent[statement_key(statement)].append(time.perf_counter() - began)
 
     event.listen(engine, "before_cursor_execute", before)
     event.listen(engine, "after_cursor_execute", after)
@@ -73,6 +122,12 @@ def main() -> None:
     parser.add_argument("--functions", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--embedder", choices=["hash", "local"], default="hash")
+    parser.add_argument(
+        "--replay",
+        type=int,
+        default=8,
+        help="replay each statement of this many PRs alone (their floor); 0: none",
+    )
     parser.add_argument(
         "--data-dir", type=Path, help="keep the database here (default: a temporary one)"
     )
@@ -151,6 +206,46 @@ def main() -> None:
             print("\nstatements per PR (mean ms, count per PR):")
             for name, values in sorted(spent.items(), key=lambda kv: -sum(kv[1])):
                 print(f"  {sum(values) / runs * 1000:7.2f} ms  x{len(values) / runs:4.1f}  {name}")
+            if args.replay:
+                replay(db.engine, prs[: args.replay], args.repo, runner)
+
+
+def replay(engine: Any, prs: list[Any], repo: str, runner: ProductRunner) -> None:
+    """Each statement of ``prs`` run again alone, and the Python around them: a review's
+    retrieval run with its signals one after another on one connection (no threads), its
+    ``database_s`` against the sum of its statements run alone."""
+    import app.retrieval.candidates as candidates
+    from app.retrieval.retrieve import ContextResult, retrieval_candidates
+
+    threaded = candidates.function_evidence
+
+    def one_connection(*args: Any, **kwargs: Any) -> Any:
+        kwargs.pop("engine", None)
+        return threaded(*args[:6], **kwargs)
+
+    candidates.function_evidence = one_connection
+    sequential: list[float] = []
+    try:
+        with captured_statements(engine) as captured:
+            for diffs, changed in prs:
+                result = ContextResult(changed, [], 0, 0, "")
+                retrieval_candidates(
+                    engine, repo, diffs, changed, runner.embedder, runner.settings, result
+                )
+                sequential.append(result.timings["database_s"])
+    finally:
+        candidates.function_evidence = threaded
+    alone = replayed(engine, captured)
+    count = len(prs)
+    total = sum(alone.values()) / count
+    print(
+        f"\none connection, no threads, {count} PRs: database_s mean"
+        f" {statistics.mean(sequential) * 1000:.1f} ms, of which the statements run alone"
+        f" {total * 1000:.1f} ms (the rest: Python and the rows' transfer)"
+    )
+    print("statements run alone, best of 3 (mean ms per PR):")
+    for name, seconds in sorted(alone.items(), key=lambda kv: -kv[1]):
+        print(f"  {seconds / count * 1000:7.2f} ms  {name}")
 
 
 if __name__ == "__main__":

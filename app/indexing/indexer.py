@@ -261,7 +261,7 @@ class Indexer:
             deferred = max(r.summaries_deferred, r.embeddings_deferred)
             if is_pending(r.chunks_total - deferred, r.chunks_total):
                 set_enrich_pending(conn, repo_id, True)
-        with self._timed("db_write"):
+        with self._timed("vector_index"):  # statistics, the index's build and calibration
             changed = r.chunks_added + r.chunks_updated + r.chunks_deleted
             r.ivfflat_lists = upkeep_vector_index(
                 self.engine, repo_id, changed, self.options.vector_policy

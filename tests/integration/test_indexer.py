@@ -281,6 +281,9 @@ def test_hash_embedder_without_llm(engine: Engine, settings: Settings, tree: Pat
     assert report.embedding_model == "hash-v1"
     assert report.summaries_heuristic == report.chunks_added
     assert all(r[5] == "heuristic" and r[6] == "hash-v1" and r[7] for r in rows(engine).values())
+    # the vector index's upkeep is timed apart from the rows' writes
+    assert report.timings["vector_index"] > 0 and report.timings["db_write"] > 0
+    assert "vector_index" in report.as_json()["timings"]  # type: ignore[operator]
 
 
 def test_embedding_dimensions_are_asked_of_the_endpoint(
