@@ -71,7 +71,7 @@ class Candidate:
     start: int
     end: int
     chunk_type: str
-    cost: int  # ceil(chars / 4) of its code (what the relevance model weighs)
+    cost: int  # ceil(chars / 4) of its whole code (dumps before ``shown`` packed by it)
     secondary: bool
     evidence: dict[str, Any]
     window_from: int = 0  # a window under its definition's signature: its own first line
