@@ -13,10 +13,12 @@ class Check:
     ok: bool
     detail: str
     fix: str = ""
+    server_only: bool = False  # only the App's server needs it, not the CLI
 
     def as_json(self) -> dict[str, object]:
         return asdict(self)
 
     def line(self) -> str:
-        said = f"{'ok  ' if self.ok else 'FAIL'} {self.name}: {self.detail}"
+        scope = " (server)" if self.server_only else ""
+        said = f"{'ok  ' if self.ok else 'FAIL'} {self.name}{scope}: {self.detail}"
         return said + (f" -> {self.fix}" if self.fix and not self.ok else "")

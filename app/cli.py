@@ -12,7 +12,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from app.cli_admin import config_cli, doctor, err, feedback_cli, out, settings_from_env, setup
+from app.cli_admin import (
+    config_cli,
+    doctor,
+    err,
+    feedback_cli,
+    healthcheck,
+    out,
+    settings_from_env,
+    setup,
+)
 from app.config import Settings
 from app.errors import ConfigError, ReviewbotError
 
@@ -27,6 +36,8 @@ cli = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # click's plain help: flags without a `<bool>` type, descriptions wrapped as sentences
+    rich_markup_mode=None,
 )
 
 # set-up and upkeep: app/cli_admin.py
@@ -47,7 +58,7 @@ def migrate() -> None:
 
 @cli.command()
 def db() -> None:
-    """Show which database is in use, and its PostgreSQL and pgvector versions."""
+    """Show the database in use, with its versions."""
     from app.cli_render import database_table
     from app.db import migrate as migrations
     from app.db.engine import open_database
@@ -111,11 +122,15 @@ def _exit_on_signal(signum: int, frame: object) -> None:
 
 cli.command()(setup)
 cli.command()(doctor)
+cli.command()(healthcheck)
 
 
 @cli.command()
 def worker() -> None:
-    """Run job workers (reviews, indexing); start as many as you like against one database."""
+    """Run a job worker (reviews, indexing).
+
+    Start as many as you like, on any machines, against one database.
+    """
     import asyncio
 
     from app.db.engine import open_database
@@ -283,12 +298,19 @@ def review(
     repo: Annotated[Path, typer.Option(help="Local git repository")] = Path("."),
     base: Annotated[str | None, typer.Option(help="Base revision (default: merge-base)")] = None,
     head: Annotated[str | None, typer.Option(help="Head revision (default: work tree)")] = None,
+    name: Annotated[
+        str | None,
+        typer.Option(help="Name of the repository's index (default: the folder's name)"),
+    ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the prompt instead of calling the model")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
 ) -> None:
-    """Review local changes: index the base, retrieve context, ask the model."""
+    """Review local changes with context from the repository.
+
+    Indexes the base, retrieves related code and asks the model (or prints the prompt).
+    """
     from app.cli_render import RichProgress, progress_bars, prompt_text, review_view
     from app.db.engine import open_database
     from app.indexing.embedder import select_embedder
@@ -311,7 +333,14 @@ def review(
                 summarizer=select_summarizer(settings),
                 base=base,
                 head=head,
+                name=name,
                 progress=None if as_json else RichProgress(bars),
+            )
+        if local.replaced is not None:
+            err.print(
+                f"note: the index {local.repo!r} was built from {local.replaced}; it now holds"
+                f" {local.git.root} (give --name to keep one index per repository)",
+                markup=False,
             )
         prepared = local.prepared
         if dry_run or llm is None:

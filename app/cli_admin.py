@@ -13,6 +13,7 @@ from rich.console import Console
 
 from app.config import Settings, load_settings
 from app.errors import ConfigError, ReviewbotError
+from app.wording import counted
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
@@ -27,7 +28,9 @@ def settings_from_env() -> Settings:
     return settings
 
 
-config_cli = typer.Typer(help="Check a .reviewbot.toml.", no_args_is_help=True)
+config_cli = typer.Typer(
+    help="Check a .reviewbot.toml.", no_args_is_help=True, rich_markup_mode=None
+)
 
 
 @config_cli.command("check")
@@ -36,8 +39,10 @@ def config_check(
         Path, typer.Argument(help="The file, or a folder holding .reviewbot.toml")
     ] = Path(".reviewbot.toml"),
 ) -> None:
-    """Validate a .reviewbot.toml (its \\[index] and \\[review] tables) as the bot
-    would read it."""
+    """Validate a .reviewbot.toml as the bot reads it.
+
+    Its [index] and [review] tables, every key, with one line per problem.
+    """
     from app.review.config import check_config
 
     if path.is_dir():
@@ -50,7 +55,9 @@ def config_check(
 
 
 feedback_cli = typer.Typer(
-    help="What reviewbot learned from reactions to its comments.", no_args_is_help=True
+    help="What reviewbot learned from reactions to its comments.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
 )
 
 
@@ -85,19 +92,20 @@ def feedback_forget(
 
     with open_database(settings_from_env()) as opened, opened.engine.begin() as conn:
         forgotten = forget_feedback(conn, repo)
-    out.print(f"{repo}: forgot feedback on {forgotten} comment(s)", markup=False)
+    out.print(f"{repo}: forgot feedback on {counted(forgotten, 'comment')}", markup=False)
 
 
 def setup(
     public_url: Annotated[
-        str, typer.Option(help="Where GitHub will reach `reviewbot serve` (https://...)")
-    ],
+        str | None,
+        typer.Option(help="Where GitHub will reach `reviewbot serve` (https://...)"),
+    ] = None,
     org: Annotated[
         str | None, typer.Option(help="Create the App for this organisation (default: you)")
     ] = None,
     name: Annotated[str, typer.Option(help="The App's name on GitHub")] = "reviewbot",
     env_file: Annotated[
-        Path, typer.Option(help="Credentials file to write (0600); the key goes beside it")
+        Path, typer.Option(help="Credentials file to write (0600), key included")
     ] = Path(".env"),
     force: Annotated[bool, typer.Option("--force", help="Replace credentials there")] = False,
     host: Annotated[str, typer.Option(help="Serve the set-up page on this address")] = (
@@ -111,18 +119,28 @@ def setup(
         str, typer.Option(help="GitHub's API (GitHub Enterprise: https://HOST/api/v3)")
     ] = "https://api.github.com",
     browser: Annotated[bool, typer.Option(help="Open the page in a browser")] = True,
+    code: Annotated[
+        str | None,
+        typer.Option(help="Retry the exchange of GitHub's one-time code (no page served)"),
+    ] = None,
 ) -> None:
-    """Create the GitHub App in one click (GitHub's manifest flow) and write its
-    credentials where `serve` reads them."""
+    """Create the GitHub App and write its credentials.
+
+    GitHub's manifest flow: a local page posts reviewbot's manifest to GitHub, which
+    creates the App and sends back a one-time code; the code is exchanged for the App's
+    id, key and secrets. If that exchange fails, `--code CODE` retries it.
+    """
     import webbrowser
 
-    from app.github.setup import SetupRequest, run_setup
+    from app.github.setup import SetupRequest, exchange, run_setup
 
-    if not public_url.startswith(("https://", "http://")):
+    if code is None and public_url is None:
+        raise ConfigError("give --public-url (where GitHub will reach `reviewbot serve`)")
+    if public_url is not None and not public_url.startswith(("https://", "http://")):
         raise ConfigError(f"--public-url {public_url!r} is not an http(s) address")
     request = SetupRequest(
         api_url=github_url.rstrip("/"),
-        public_url=public_url,
+        public_url=public_url or "",
         env_file=env_file,
         name=name,
         organization=org,
@@ -134,22 +152,42 @@ def setup(
         if browser:
             webbrowser.open(url)
 
-    done = run_setup(request, host, port, ready, page_url=page_url)
+    if code is not None:
+        done = exchange(request, code)
+    else:
+        done = run_setup(request, host, port, ready, page_url=page_url)
     out.print(
-        f"Created the GitHub App {done.app.slug or done.app.id} (id {done.app.id}); wrote "
-        f"{done.env_file} and {done.key_file} (readable by you only).",
+        f"Created the GitHub App {done.app.slug or done.app.id} (id {done.app.id}); wrote its"
+        f" credentials to {done.env_file} (readable by you only).",
         markup=False,
     )
     if done.app.html_url:
         out.print(f"Install it: {done.app.html_url}/installations/new", markup=False)
     start = "" if env_file == Path(".env") else f"REVIEWBOT_ENV_FILE={env_file} "
-    out.print(f"Start with: {start}reviewbot serve", markup=False)
+    out.print(
+        f"Start with: {start}reviewbot serve, or `docker compose up -d` beside that file",
+        markup=False,
+    )
+
+
+NO_HOST_NOTE = (
+    "No code host is configured, so only what the CLI needs is checked (review, index,"
+    " search). For the App on GitHub run `reviewbot setup`; on GitLab set GITLAB_TOKEN and"
+    ' GITLAB_WEBHOOK_SECRET (README, "Set up on GitLab").'
+)
 
 
 def doctor(
     as_json: Annotated[bool, typer.Option("--json", help="Print the checks as JSON")] = False,
+    cli_only: Annotated[
+        bool, typer.Option("--cli", help="Check only what the CLI needs, even with a code host")
+    ] = False,
 ) -> None:
-    """Check the whole installation: database, queue, App, webhooks, models, disk."""
+    """Check the installation and say what to fix.
+
+    Database, job queue, code hosts and webhooks, models, git and disk, each ok or
+    what is wrong and its fix.
+    """
     from app.checks import Check
     from app.db.engine import open_database
     from app.flows.doctor import checks_json, run_checks
@@ -157,24 +195,63 @@ def doctor(
     from app.gitlab.checks import gitlab_checks, gitlab_wanted
 
     settings = settings_from_env()
-    # GitHub is checked unless the deployment is for GitLab alone
-    hosts = github_checks(settings) if settings.github_app_configured else []
-    if gitlab_wanted(settings):
+    server = not cli_only and (settings.github_app_configured or gitlab_wanted(settings))
+    hosts = []
+    if server and (settings.github_app_configured or settings.github_webhook_secret):
+        hosts += github_checks(settings)
+    if server and gitlab_wanted(settings):
         hosts += gitlab_checks(settings)
-    else:
-        hosts = github_checks(settings)
+    if not server and not as_json:
+        out.print(NO_HOST_NOTE, markup=False)
     try:
         with open_database(settings, migrate=False) as opened:
             embedded = opened.target.embedded
-            checks = run_checks(settings, opened.engine, embedded, hosts)
+            checks = run_checks(settings, opened.engine, embedded, hosts, server=server)
     except ReviewbotError as exc:  # no database: say so, and check the rest
         checks = [Check("database", False, str(exc), "set DATABASE_URL, or unset it")]
-        rest = run_checks(settings, None, False, hosts)
+        rest = run_checks(settings, None, False, hosts, server=server)
         checks += [c for c in rest if c.name != "database"]
     if as_json:
-        print(json.dumps(checks_json(checks), indent=2))
+        print(json.dumps({"mode": "server" if server else "cli", **checks_json(checks)}, indent=2))
     else:
         for check in checks:
             out.print(check.line(), markup=False)
     if not all(c.ok for c in checks):
         raise typer.Exit(1)
+
+
+def healthcheck(
+    http: Annotated[
+        bool, typer.Option("--http", help="Ask serve's /healthz, whatever the heartbeat says")
+    ] = False,
+) -> None:
+    """Exit 0 while this container's process is healthy.
+
+    For Docker's HEALTHCHECK. A worker (and serve, which runs one by default) is
+    healthy while the heartbeat file it touches (REVIEWBOT_HEARTBEAT_FILE) is younger
+    than REVIEWBOT_STALLED_WORKER_SECONDS; without that file, or with --http, serve's
+    GET /healthz must answer 200.
+    """
+    from app.jobs.heartbeat import heartbeat_age
+
+    settings = load_settings()
+    beat = settings.heartbeat_file
+    age = heartbeat_age(beat) if beat is not None and not http else None
+    if age is not None:
+        limit = settings.stalled_worker_seconds
+        if age > limit:
+            raise ReviewbotError(
+                f"the worker's last heartbeat is {age:.0f} s old (limit {limit:g} s)"
+            )
+        out.print(f"ok: worker heartbeat {age:.0f} s old", markup=False)
+        return
+    import httpx
+
+    url = f"http://127.0.0.1:{settings.port}/healthz"
+    try:
+        status = httpx.get(url, timeout=5.0).status_code
+    except httpx.HTTPError as exc:
+        raise ReviewbotError(f"{url}: {type(exc).__name__}") from None
+    if status != 200:
+        raise ReviewbotError(f"{url} answered HTTP {status}")
+    out.print(f"ok: {url} answered 200", markup=False)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rich.console import Group, RenderableType
+from rich.console import Console, Group, RenderableType
 from rich.markup import escape
 from rich.panel import Panel
 from rich.progress import (
@@ -24,6 +24,7 @@ from app.indexing.indexer import IndexReport
 from app.retrieval.retrieve import ContextResult
 from app.retrieval.search import SearchHit
 from app.review.pipeline import PreparedReview, ReviewResult
+from app.wording import counted
 
 
 class RichProgress:
@@ -46,12 +47,15 @@ class RichProgress:
 
 
 def progress_bars() -> Progress:
+    """Progress on stderr: stdout holds only the command's result (a review, a table, JSON),
+    and nothing (not even the blank line a finished bar leaves) before an error."""
     return Progress(
         TextColumn("{task.description:>10}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         transient=True,
+        console=Console(stderr=True),
     )
 
 
@@ -184,7 +188,8 @@ def review_view(
         parts.append(Text(f"note (not on a diff line): {note}", style="dim"))
     parts.append(
         Text(
-            f"{len(result.comments)} comments; context {len(prepared.context.context)} chunks, "
+            f"{counted(len(result.comments), 'comment')}; context"
+            f" {counted(len(prepared.context.context), 'chunk')}, "
             f"{prepared.context.tokens_used} tokens; model {result.model}",
             style="bold",
         )

@@ -45,40 +45,11 @@ def _env(*names: str) -> AliasChoices:
 
 
 #: Paths whose chunks rank after code (``REVIEWBOT_RETRIEVAL_SECONDARY_PATHS``).
-SECONDARY_PATHS = (
-    "test/",
-    "tests/",
-    "testing/",
-    "__tests__/",
-    "spec/",
-    "test_*.py",
-    "*_test.py",
-    "conftest.py",
-    "*_test.go",
-    "*.test.*",
-    "*.spec.*",
-    "testdata/",
-    "docs/",
-    "doc/",
-    "examples/",
-    "example/",
-    "_examples/",
-    "benchmarks/",
-    "bench/",
-    ".github/",
-    ".circleci/",
-    ".gitlab-ci.yml",
-    "requirements/",
-    "*.md",
-    "*.rst",
-    "*.txt",
-    "*.yml",
-    "*.yaml",
-    "*.toml",
-    "*.json",
-    "*.cfg",
-    "*.ini",
-    "*.lock",
+SECONDARY_PATHS = tuple(
+    "test/ tests/ testing/ __tests__/ spec/ test_*.py *_test.py conftest.py *_test.go "
+    "*.test.* *.spec.* testdata/ docs/ doc/ examples/ example/ _examples/ benchmarks/ "
+    "bench/ .github/ .circleci/ .gitlab-ci.yml requirements/ *.md *.rst *.txt *.yml "
+    "*.yaml *.toml *.json *.cfg *.ini *.lock".split()
 )
 
 
@@ -108,6 +79,9 @@ class Settings(BaseSettings):
         extra="ignore",
         populate_by_name=True,
         hide_input_in_errors=True,
+        # `KEY=` (compose's `${KEY:-}`, a blank line in .env) means unset, not "": a
+        # GitLab-only deployment leaves the GitHub App's variables empty
+        env_ignore_empty=True,
     )
 
     # database
@@ -237,6 +211,9 @@ class Settings(BaseSettings):
     stalled_worker_seconds: float = Field(default=60.0, ge=2.0)  # no heartbeat this long: dead
     ready_max_job_age_seconds: float = Field(default=900.0, gt=0)  # /readyz fails past this
     redelivery_window_hours: float = Field(default=24.0, ge=0)  # 0: never ask for redeliveries
+    # touched at each heartbeat the job worker writes to the database, so a container's
+    # health check (`reviewbot healthcheck`) sees that its own worker is alive
+    heartbeat_file: Path | None = None
 
     # dashboard (/admin): how long a sign-in lasts, and model prices for its spend chart
     admin_session_hours: float = Field(default=12.0, gt=0, le=24 * 30)
@@ -262,6 +239,15 @@ class Settings(BaseSettings):
                 raise ValueError("not a JSON list nor a comma-separated list") from None
         if isinstance(value, str):
             return tuple(v.strip() for v in value.split(",") if v.strip())
+        return value
+
+    @field_validator("github_app_private_key", mode="before")
+    @classmethod
+    def _pem_on_one_line(cls, value: object) -> object:
+        """A PEM written on one line with literal ``\\n`` (as ``setup`` writes it to .env,
+        which compose's ``env_file`` passes on unchanged) is the same key."""
+        if isinstance(value, str) and "\n" not in value and "\\n" in value:
+            return value.replace("\\n", "\n")
         return value
 
     @field_validator("github_api_url", "gitlab_url")

@@ -116,6 +116,10 @@ def parse_patches(out: bytes) -> dict[str, list[ChangedLines]]:
     return found
 
 
+#: Where a local review looks for the default branch, in order.
+DEFAULT_BRANCHES = ("origin/HEAD", "origin/main", "origin/master", "main", "master")
+
+
 class LocalRepo:
     """Read-only access to the git repository at ``root``."""
 
@@ -151,20 +155,33 @@ class LocalRepo:
             self._commits[rev] = sha
         return sha
 
-    def default_base(self) -> str:
-        """The merge-base of HEAD with the default branch (origin's HEAD, main or master)."""
-        for candidate in ("origin/HEAD", "origin/main", "origin/master", "main", "master"):
-            try:
-                target = self.resolve(candidate)
-            except GitError:
-                continue
-            base = self.git("merge-base", "HEAD", target).decode().strip()
-            if base != self.resolve("HEAD"):
-                return base
-        try:  # on the default branch itself: review the last commit
-            return self.resolve("HEAD~1")
+    def default_base(self, head: str | None = None) -> str:
+        """The base of a local review of ``head`` (None: the work tree) when none is given:
+        the merge-base with the default branch (the first of origin's HEAD, main and master
+        that exists), whatever branch HEAD is on. When that merge-base is the head itself
+        (on the default branch, or on a new branch with no commit of its own), the
+        uncommitted changes are the change (base HEAD); without any, the last commit."""
+        tip = self.resolve(head or "HEAD")
+        branch = next((b for b in DEFAULT_BRANCHES if self._names_commit(b)), None)
+        base = self.git("merge-base", tip, branch).decode().strip() if branch else tip
+        if base != tip:
+            return base
+        if head is None and self.git("diff", "--name-only", "HEAD").strip():
+            return tip
+        try:
+            return self.resolve(f"{tip}~1")
         except GitError:
-            raise GitError("cannot choose a base: give --base REF") from None
+            raise GitError(
+                "nothing to review: no uncommitted change, and the last commit has no"
+                " parent; give --base REF"
+            ) from None
+
+    def _names_commit(self, rev: str) -> bool:
+        try:
+            self.resolve(rev)
+        except GitError:
+            return False
+        return True
 
     def diff(self, base: str, head: str | None) -> bytes:
         """``git diff`` from ``base`` to ``head`` (None: the working tree), with renames."""

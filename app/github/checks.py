@@ -9,6 +9,7 @@ from app.checks import Check
 from app.config import Settings
 from app.github.client import GitHubApp, GitHubError
 from app.github.credentials import check_app_credentials
+from app.wording import counted
 
 #: Deliveries looked at, newest first.
 RECENT_DELIVERIES = 30
@@ -25,7 +26,8 @@ def github_app(settings: Settings) -> Check:
             "GitHub App",
             False,
             "not configured",
-            "run `reviewbot setup`, or set GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY_PATH",
+            "run `reviewbot setup`, or set GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY; for GitLab"
+            " only, leave GitHub's settings empty and set GITLAB_TOKEN",
         )
     check_app_credentials(settings)
     app = GitHubApp(settings)
@@ -36,7 +38,9 @@ def github_app(settings: Settings) -> Check:
         fix = "check GITHUB_APP_ID and the key" if exc.status in (401, 403, 404) else ""
         return Check("GitHub App", False, str(exc), fix or "check GITHUB_API_URL and the network")
     count = len(installations.json())
-    detail = f"{me.get('slug') or me.get('name')} (id {me.get('id')}), {count} installation(s)"
+    detail = (
+        f"{me.get('slug') or me.get('name')} (id {me.get('id')}), {counted(count, 'installation')}"
+    )
     if not count:
         return Check("GitHub App", False, detail, "install the App on a repository")
     return Check("GitHub App", True, detail)

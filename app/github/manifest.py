@@ -35,6 +35,7 @@ EVENTS = ["pull_request", "push", "issue_comment", "pull_request_review_comment"
 #: The settings a credentials file holds; an existing one is not overwritten silently.
 CREDENTIAL_KEYS = (
     "GITHUB_APP_ID",
+    "GITHUB_APP_PRIVATE_KEY",
     "GITHUB_APP_PRIVATE_KEY_PATH",
     "GITHUB_WEBHOOK_SECRET",
     "GITHUB_CLIENT_ID",
@@ -96,21 +97,38 @@ def form_page(action: str, app_manifest: dict[str, Any]) -> str:
     )
 
 
+#: How long GitHub keeps a manifest's one-time code (GitHub's docs: one hour).
+CODE_LIFETIME = "one hour"
+
+
 def convert(api_url: str, code: str, transport: httpx.BaseTransport | None = None) -> NewApp:
-    """Exchange the one-time ``code`` for the new App's credentials."""
+    """Exchange the one-time ``code`` for the new App's credentials. A failure says
+    where it went and how to retry with the same code (the App exists on GitHub by then)."""
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,100}", code):
         raise ConfigError("GitHub sent back no usable code")
+    url = f"{api_url.rstrip('/')}/app-manifests/{code}/conversions"
+    retry = (
+        f"the App exists on GitHub: within {CODE_LIFETIME}, run `reviewbot setup --code {code}`"
+        f" (with the same --github-url and --env-file) to fetch its credentials again"
+    )
     try:
         with httpx.Client(timeout=TIMEOUT, transport=transport) as client:
-            answer = client.post(
-                f"{api_url.rstrip('/')}/app-manifests/{code}/conversions",
-                headers={"Accept": "application/vnd.github+json"},
-            )
+            answer = client.post(url, headers={"Accept": "application/vnd.github+json"})
     except httpx.HTTPError as exc:
-        raise GitHubError(f"GitHub app-manifest conversion failed: {type(exc).__name__}") from None
+        raise SetupExchangeError(
+            f"cannot reach GitHub at {api_url} ({type(exc).__name__}: {exc}); {retry}"
+        ) from None
+    if answer.status_code == 404:
+        raise SetupExchangeError(
+            f"GitHub at {api_url} does not know this code (HTTP 404): it was used already or"
+            f" is older than {CODE_LIFETIME}. Delete the App on GitHub (Settings -> Developer"
+            " settings -> GitHub Apps) and run `reviewbot setup` again",
+            404,
+        )
     if answer.status_code != 201:
-        raise GitHubError(
-            f"GitHub app-manifest conversion failed with HTTP {answer.status_code}",
+        raise SetupExchangeError(
+            f"GitHub at {api_url} refused the code exchange with HTTP {answer.status_code};"
+            f" {retry}",
             answer.status_code,
         )
     try:
@@ -128,6 +146,10 @@ def convert(api_url: str, code: str, transport: httpx.BaseTransport | None = Non
         raise GitHubError("GitHub's app-manifest conversion answer has no App in it") from None
 
 
+class SetupExchangeError(GitHubError):
+    """The one-time code could not be exchanged for the App's credentials."""
+
+
 def refuse_overwrite(env_file: Path, force: bool) -> None:
     """``ConfigError`` when ``env_file`` already sets App credentials and ``force`` is
     not given: checked before the App is created, and again before writing."""
@@ -141,13 +163,13 @@ def refuse_overwrite(env_file: Path, force: bool) -> None:
         )
 
 
-def write_credentials(env_file: Path, app: NewApp, api_url: str, force: bool) -> Path:
-    """The key to ``<env_file>.pem`` and the settings into ``env_file`` (other lines
-    kept), both readable by their owner only; returns the key's path. ``ConfigError``
-    when credentials are there already and ``force`` is not given."""
+def write_credentials(env_file: Path, app: NewApp, api_url: str, force: bool) -> None:
+    """The App's settings into ``env_file`` (other lines kept), readable by its owner
+    only. The key is written on one line with literal ``\\n`` (``GITHUB_APP_PRIVATE_KEY``):
+    one file that ``reviewbot serve`` and compose's ``env_file`` read alike, and no key
+    file for a container to be unable to read. ``ConfigError`` when credentials are there
+    already and ``force`` is not given."""
     refuse_overwrite(env_file, force)
-    key_path = env_file.with_name(env_file.name + ".pem")
-    _write_private(key_path, app.pem)
     kept = [
         line
         for line in (env_file.read_text().splitlines() if env_file.is_file() else [])
@@ -155,7 +177,7 @@ def write_credentials(env_file: Path, app: NewApp, api_url: str, force: bool) ->
     ]
     values = {
         "GITHUB_APP_ID": str(app.id),
-        "GITHUB_APP_PRIVATE_KEY_PATH": str(key_path.resolve()),
+        "GITHUB_APP_PRIVATE_KEY": app.pem.strip().replace("\r\n", "\n").replace("\n", "\\n"),
         "GITHUB_WEBHOOK_SECRET": app.webhook_secret,
         "GITHUB_CLIENT_ID": app.client_id,
         "GITHUB_CLIENT_SECRET": app.client_secret,
@@ -163,7 +185,6 @@ def write_credentials(env_file: Path, app: NewApp, api_url: str, force: bool) ->
     }
     lines = kept + [f"{key}={value}" for key, value in values.items()]
     _write_private(env_file, "\n".join(lines) + "\n")
-    return key_path
 
 
 def _write_private(path: Path, content: str) -> None:

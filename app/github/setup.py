@@ -47,7 +47,16 @@ class SetupRequest:
 class SetupResult:
     app: NewApp
     env_file: Path
-    key_file: Path
+
+
+def exchange(
+    request: SetupRequest, code: str, transport: httpx.BaseTransport | None = None
+) -> SetupResult:
+    """Turn GitHub's one-time ``code`` into the App's credentials in ``request.env_file``:
+    what the callback does, and what ``reviewbot setup --code`` retries after a failure."""
+    app = convert(request.api_url, code, transport)
+    write_credentials(request.env_file, app, request.api_url, request.force)
+    return SetupResult(app, request.env_file)
 
 
 class SetupTimeout(ReviewbotError):
@@ -117,16 +126,14 @@ class _Flow:
         if self.done.is_set():
             return 409, "This setup run has finished already."
         try:
-            app = convert(self.request.api_url, query.get("code", [""])[0], self.transport)
-            key_file = write_credentials(
-                self.request.env_file, app, self.request.api_url, self.request.force
-            )
+            result = exchange(self.request, query.get("code", [""])[0], self.transport)
         except ReviewbotError as exc:
             self.outcome["result"] = exc
             self.done.set()
             return 502, f"Setting up failed: {html.escape(str(exc))}"
-        self.outcome["result"] = SetupResult(app, self.request.env_file, key_file)
+        self.outcome["result"] = result
         self.done.set()
+        app = result.app
         install = f"{app.html_url}/installations/new" if app.html_url else ""
         link = f' <a href="{html.escape(install, quote=True)}">Install it</a>' if install else ""
         return 200, (

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sqlalchemy import Engine, text
 
-from app.db.queries.repositories import find_repository
+from app.db.queries.repositories import find_repository, not_indexed_message
 from app.errors import ConfigError
 from app.git import GitError, LocalRepo
 from app.indexing import store
@@ -29,7 +29,7 @@ def indexed_file_reader(engine: Engine, repo: str) -> IndexedReader:
     with engine.connect() as conn:
         repo_id = find_repository(conn, repo)
         if repo_id is None:
-            raise ConfigError(f"repository {repo!r} is not indexed; run `reviewbot index` first")
+            raise ConfigError(not_indexed_message(conn, repo))
         known = store.known_files(conn, repo_id)
         run = conn.execute(
             text(

@@ -23,6 +23,7 @@ import signal
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import procrastinate
@@ -32,6 +33,7 @@ from procrastinate.jobs import Job
 from procrastinate.manager import JobManager
 from sqlalchemy.engine import URL
 
+from app.jobs.heartbeat import touch_heartbeat
 from app.jobs.retry import RetryByErrorKind
 from app.logs import kv
 from app.runtime import Runtime
@@ -54,7 +56,24 @@ log = logging.getLogger(__name__)
 
 class SupersedingJobManager(JobManager):
     """procrastinate's job manager, except that a job put back in the queue while a newer
-    job holds its queueing lock is superseded (``cancelled``) instead of raising."""
+    job holds its queueing lock is superseded (``cancelled``) instead of raising; and each
+    heartbeat this process's worker writes to the database also touches
+    ``heartbeat_file`` (set by ``work``), which ``reviewbot healthcheck`` reads."""
+
+    heartbeat_file: Path | None = None
+
+    async def register_worker(self) -> int:
+        worker_id = await super().register_worker()
+        self._beat()
+        return worker_id
+
+    async def update_heartbeat(self, worker_id: int) -> None:
+        await super().update_heartbeat(worker_id)
+        self._beat()
+
+    def _beat(self) -> None:
+        if self.heartbeat_file is not None:
+            touch_heartbeat(self.heartbeat_file)
 
     async def retry_job(
         self,
@@ -156,6 +175,8 @@ async def work(app: procrastinate.App, run: Runtime) -> None:
     """
     delay = 1.0
     options = worker_options(run, run.settings.worker_concurrency)
+    if isinstance(app.job_manager, SupersedingJobManager):  # this process's one worker
+        app.job_manager.heartbeat_file = run.settings.heartbeat_file
     while True:
         started = time.monotonic()
         try:

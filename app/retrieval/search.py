@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 
 from sqlalchemy import Connection, Engine, text
 
-from app.db.queries.repositories import find_repository
+from app.db.queries.repositories import find_repository, not_indexed_message
 from app.db.vector_index import set_probes
 from app.db.vector_sql import cosine_distance, of_width, vector_text
 from app.errors import ReviewbotError
@@ -106,9 +106,7 @@ def indexed_repository(conn: Connection, repo: str, model: str) -> int:
     ms at 70,000 chunks, bench/RESULTS.md)."""
     repo_id = find_repository(conn, repo)
     if repo_id is None:
-        raise RepositoryNotIndexed(
-            f"repository {repo!r} is not indexed; run: reviewbot index PATH --repo {repo}"
-        )
+        raise RepositoryNotIndexed(not_indexed_message(conn, repo))
     has_model = conn.execute(
         text(
             "SELECT EXISTS (SELECT 1 FROM code_chunks WHERE repository_id = :r"

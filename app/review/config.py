@@ -38,6 +38,7 @@ import pathspec
 
 from app.errors import ConfigError
 from app.indexing.source_tree import config_table, parse_repo_config
+from app.wording import counted
 
 #: Lowest first.
 SEVERITY_ORDER = ("nit", "minor", "major", "critical")
@@ -199,7 +200,8 @@ def check_config(text: str, source: str) -> list[str]:
         f"[index] include {list(index.include) or 'everything'}, exclude {list(index.exclude)}",
         f"[review] auto_review {review.auto_review}, min_severity {review.min_severity},"
         f" max_comments {review.max_comments if review.max_comments is not None else 'default'},"
-        f" {len(review.path_instructions)} path instruction(s), exclude {list(review.exclude)}",
+        f" {counted(len(review.path_instructions), 'path instruction')},"
+        f" exclude {list(review.exclude)}",
         f"[review] describe {review.describe or 'default'}, labels"
         f" {review.labels if review.labels is not None else 'default'},"
         f" gate {review.gate or 'default'}, max_review_calls"

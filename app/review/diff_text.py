@@ -10,6 +10,7 @@ from pathlib import PurePosixPath
 from app.diff.parse import FileDiff, FileStatus, LineKind
 from app.indexing.files import GENERATED_SUFFIXES, LOCK_FILES, MINIFIED_SUFFIXES
 from app.indexing.languages import detect_language
+from app.wording import counted
 
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|spec|__tests__|testdata)/|(^|/)test_[^/]*$|_test\.[a-z]+$|\.(spec|test)\.[a-z]+$"
@@ -74,7 +75,9 @@ def fit_diff(diffs: Sequence[FileDiff], budget: int, count: Callable[[str], int]
     for diff in files:
         kept = tuple(h for h in diff.hunks if not h.deletion_only)
         if len(kept) != len(diff.hunks):
-            omitted.append(f"{diff.path}: {len(diff.hunks) - len(kept)} deletion-only hunk(s)")
+            omitted.append(
+                f"{diff.path}: {counted(len(diff.hunks) - len(kept), 'deletion-only hunk')}"
+            )
         if kept or not diff.hunks:
             trimmed.append(replace(diff, hunks=kept))
     sizes = [count(render_file(d)) for d in trimmed]

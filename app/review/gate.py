@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from app.review.config import SEVERITY_ORDER
+from app.wording import counted
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ def gate_outcome(gate: str, findings: Sequence[Finding]) -> tuple[str, str, str]
     listed = "\n".join(f"- **{f.severity}** `{f.path}:{f.line}` {f.title}" for f in found)
     return (
         "failure",
-        f"{len(found)} open finding(s) at {gate} or above",
+        f"{counted(len(found), 'open finding')} at {gate} or above",
         f"The gate fails on open findings at or above **{gate}**. Resolve the thread once"
         f" fixed, or react 👎 to a finding that is wrong:\n\n{listed}",
     )

@@ -8,6 +8,7 @@ from pathlib import Path
 from sqlalchemy import Engine
 
 from app.config import Settings
+from app.db.queries.index_runs import indexed_from
 from app.diff.parse import parse_diff
 from app.git import LocalRepo
 from app.indexing.archive import GitArchiveSource, archive_limits
@@ -28,6 +29,7 @@ class LocalReview:
     index: IndexReport
     prepared: PreparedReview
     git: LocalRepo
+    replaced: str | None = None  # another tree the index of this name held before
 
 
 def review_local(
@@ -47,8 +49,11 @@ def review_local(
     repo = LocalRepo(path.resolve())
     repo.check()
     name = name or repo.root.name
-    base_sha = repo.resolve(base) if base else repo.default_base()
+    with engine.connect() as conn:
+        before = indexed_from(conn, name)
+    replaced = before if before is not None and before != str(repo.root) else None
     head_sha = repo.resolve(head) if head else None
+    base_sha = repo.resolve(base) if base else repo.default_base(head_sha)
     config_bytes = repo.read(base_sha, CONFIG_FILE)
     # the rules come from the base, like the App's from the default branch: a change does
     # not set the rules of its own review
@@ -83,4 +88,4 @@ def review_local(
         settings=settings,
         config=config,
     )
-    return LocalReview(name, base_sha, head_sha, report, prepared, repo)
+    return LocalReview(name, base_sha, head_sha, report, prepared, repo, replaced)

@@ -28,6 +28,7 @@ from app.review.markdown import inert
 from app.review.model import ModelAnswer, ReviewFormatError, ReviewModelError, ask_review_model
 from app.review.prompt import REPAIR, ReviewPrompt, build_prompt
 from app.review.walkthrough import FileChange, walkthrough, walkthrough_markdown
+from app.wording import counted
 
 log = logging.getLogger(__name__)
 
@@ -273,7 +274,7 @@ def summary_markdown(
     reviewed = [d.path for part in prepared.parts for d in part.fitted.files]
     calls = f" in {result.calls} model calls" if result.calls > 1 else ""
     parts.append(
-        f"<details><summary>Reviewed {len(reviewed)} file(s){calls}</summary>\n\n"
+        f"<details><summary>Reviewed {counted(len(reviewed), 'file')}{calls}</summary>\n\n"
         + "\n".join(f"- `{p}`" for p in reviewed)
         + "\n</details>"
     )

@@ -201,7 +201,7 @@ def test_a_rejected_finding_is_learned_at_close_and_not_raised_again(
     assert '"verdict": "rejected"' in listed.output
     assert "fraction passed where a percent is expected" in listed.output
     forgot = runner.invoke(cli, ["feedback", "forget", "--repo", GITHUB_REPO])
-    assert "forgot feedback on 1 comment(s)" in forgot.output
+    assert "forgot feedback on 1 comment" in forgot.output
     with engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM review_feedback")).scalar_one() == 0
 

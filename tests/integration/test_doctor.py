@@ -42,8 +42,9 @@ def test_a_healthy_installation_passes_every_check(
         "review model": True,
         "summary model": True,
         "embeddings": True,
+        "git": True,
     }
-    assert "1 installation(s)" in checks["GitHub App"].detail  # type: ignore[attr-defined]
+    assert "1 installation" in checks["GitHub App"].detail  # type: ignore[attr-defined]
     assert "response format json_schema" in checks["review model"].detail  # type: ignore[attr-defined]
 
 
@@ -129,10 +130,16 @@ def test_doctor_json_and_exit_code(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdef")
     result = CliRunner().invoke(cli, ["doctor", "--json"])
     data = json.loads(result.stdout)
-    assert result.exit_code == 1  # no App, no worker
+    assert result.exit_code == 0  # no code host: what the CLI needs, and it is all there
+    assert data["mode"] == "cli"
     names = [c["name"] for c in data["checks"]]
-    assert names[:2] == ["database", "job queue"]
-    assert set(data["checks"][0]) == {"name", "ok", "detail", "fix"}
+    assert names[:2] == ["database", "review model"]
+    assert set(data["checks"][0]) == {"name", "ok", "detail", "fix", "server_only"}
     assert data["checks"][0]["ok"] is True
     assert "sk-test" not in result.stdout
     assert fake_openai.calls(EMBEDDINGS) == 1
+    monkeypatch.setenv("GITLAB_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("GITLAB_TOKEN", "glpat-0123456789abcdef")
+    failed = CliRunner().invoke(cli, ["doctor", "--json"])
+    assert failed.exit_code == 1  # a server: no worker, and GitLab does not answer
+    assert json.loads(failed.stdout)["mode"] == "server"

@@ -135,7 +135,7 @@ def test_check_run_reports_the_review_when_enabled(run: Runtime, github: FakeGit
     [check] = github.check_runs
     assert check["head_sha"] == github.pulls[7].head
     assert (check["status"], check["conclusion"]) == ("completed", "neutral")
-    assert check["output"]["summary"].startswith("1 inline comment(s).")
+    assert check["output"]["summary"].startswith("1 inline comment.")
 
 
 def test_rate_limits_and_read_errors_are_retried(run: Runtime, github: FakeGitHub) -> None:

@@ -17,7 +17,7 @@ import pytest
 from pydantic import SecretStr
 from sqlalchemy import URL
 
-from app.config import load_settings
+from app.config import Settings, load_settings
 from app.errors import ConfigError, ReviewbotError
 from app.github.client import GitHubApp
 from app.github.credentials import verify_app_identity
@@ -74,17 +74,19 @@ def test_setup_creates_the_app_and_serve_starts_with_its_credentials(
     assert landed.status_code == 200 and "was created" in landed.text
     assert github.refused == []  # the manifest's permissions and events are GitHub's
 
-    env_file, key_file = tmp_path / "creds.env", tmp_path / "creds.env.pem"
+    env_file = tmp_path / "creds.env"
     assert env_file.stat().st_mode & 0o777 == 0o600
-    assert key_file.stat().st_mode & 0o777 == 0o600
+    assert not (tmp_path / "creds.env.pem").exists()  # the key is in the one file
     written = dict(line.split("=", 1) for line in env_file.read_text().splitlines())
     assert written["REVIEWBOT_LOG_LEVEL"] == "INFO"
     assert written["GITHUB_APP_ID"] == str(github.app_id)
     assert written["GITHUB_WEBHOOK_SECRET"] == github.webhook_secret
     assert written["GITHUB_API_URL"] == github.base_url
-    assert "BEGIN RSA PRIVATE KEY" in key_file.read_text()
+    # one line, as compose's env_file passes it on; the settings read the same key
+    assert written["GITHUB_APP_PRIVATE_KEY"].startswith("-----BEGIN RSA PRIVATE KEY-----\\n")
+    key = written["GITHUB_APP_PRIVATE_KEY"]
     assert github.webhook_url == f"{PUBLIC_URL}/webhooks/github"
-    for secret in (github.webhook_secret, written["GITHUB_CLIENT_SECRET"], key_file.read_text()):
+    for secret in (github.webhook_secret, written["GITHUB_CLIENT_SECRET"], key[40:80]):
         assert secret.strip()[:40] not in stdout + stderr
     assert "Start with: REVIEWBOT_ENV_FILE=creds.env reviewbot serve" in stdout
 
@@ -188,10 +190,87 @@ def test_a_code_github_no_longer_knows_fails_clearly_and_writes_nothing(
     answer = httpx.get(f"{urls[0]}callback?code=code0042&state={state}")
     thread.join(30)
     assert answer.status_code == 502
-    assert "conversion failed with HTTP 404" in answer.text
+    assert "does not know this code (HTTP 404)" in answer.text
     [error] = outcome
     assert isinstance(error, ReviewbotError) and "HTTP 404" in str(error)
-    assert not (tmp_path / ".env").exists() and not (tmp_path / ".env.pem").exists()
+    assert "Delete the App on GitHub" in str(error)
+    assert not (tmp_path / ".env").exists()
+
+
+def _unreachable(request: httpx.Request) -> httpx.Response:
+    raise httpx.ConnectError("Connection refused", request=request)
+
+
+def test_a_failed_exchange_names_github_and_setup_code_retries_it(
+    github: FakeGitHub, tmp_path: Path
+) -> None:
+    """The App exists on GitHub once the browser comes back; when the exchange cannot
+    reach GitHub, the error says where and how to fetch the credentials with the code."""
+    request = SetupRequest(github.base_url, PUBLIC_URL, tmp_path / ".env")
+    urls: list[str] = []
+    outcome: list[object] = []
+
+    def go() -> None:
+        try:
+            outcome.append(
+                run_setup(
+                    request,
+                    "127.0.0.1",
+                    0,
+                    urls.append,
+                    timeout_seconds=30,
+                    transport=httpx.MockTransport(_unreachable),
+                )
+            )
+        except ReviewbotError as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=go)
+    thread.start()
+    wait_for(lambda: bool(urls), seconds=10)
+    landed = _press_the_button(urls[0])
+    thread.join(30)
+    assert landed.status_code == 502
+    [error] = outcome
+    code = github.manifests and next(iter(github.manifests))
+    assert isinstance(error, ReviewbotError) and code
+    assert f"cannot reach GitHub at {github.base_url} (ConnectError" in str(error)
+    assert f"run `reviewbot setup --code {code}`" in str(error)
+    assert not (tmp_path / ".env").exists()
+
+    retried = subprocess.run(
+        [sys.executable, "-m", "app.cli", "setup", "--code", code,
+         "--github-url", github.base_url],
+        cwd=tmp_path,
+        env=clean_env(PYTHONPATH=str(Path(__file__).resolve().parents[2])),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert retried.returncode == 0, retried.stderr
+    assert f"GITHUB_APP_ID={github.app_id}\n" in (tmp_path / ".env").read_text()
+    settings = Settings(_env_file=tmp_path / ".env")  # type: ignore[call-arg]
+    assert settings.github_app_id == github.app_id
+    assert (
+        settings.github_private_key()
+        .get_secret_value()
+        .startswith("-----BEGIN RSA PRIVATE KEY-----\n")
+    )  # type: ignore[union-attr]
+
+
+def test_setup_without_an_address_or_a_code_says_what_to_give(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "app.cli", "setup", "--no-browser"],
+        cwd=tmp_path,
+        env=clean_env(PYTHONPATH=str(Path(__file__).resolve().parents[2])),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        "error: give --public-url (where GitHub will reach `reviewbot serve`)"
+    )
 
 
 def test_the_fake_refuses_a_manifest_github_would(github: FakeGitHub) -> None:

@@ -175,3 +175,33 @@ def test_every_model_key_is_a_secret(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("AZURE_OPENAI_API_KEY", "REVIEWBOT_REVIEW_API_KEY", "REVIEWBOT_SUMMARY_API_KEY"):
         assert f"{name.lower()}-value-0123" not in shown
         assert f"{name.lower()}-value-0123" in values
+
+
+def test_empty_values_are_unset_as_compose_passes_them(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """compose's `${KEY:-}` and .env's `KEY=` give empty strings: a GitLab-only
+    deployment leaves the GitHub App's variables empty and must still start."""
+    monkeypatch.setenv("GITHUB_APP_ID", "")
+    monkeypatch.setenv("GITHUB_APP_PRIVATE_KEY_PATH", "")
+    (tmp_path / "compose.env").write_text(
+        "GITHUB_WEBHOOK_SECRET=\nGITLAB_TOKEN=glpat-abcdef123456\n"
+    )
+    monkeypatch.setenv("REVIEWBOT_ENV_FILE", str(tmp_path / "compose.env"))
+    s = load_settings()
+    assert s.github_app_id is None and s.github_app_private_key_path is None
+    assert s.github_webhook_secret is None and not s.github_app_configured
+    assert s.gitlab_token is not None
+
+
+PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIB\nabc\n-----END RSA PRIVATE KEY-----"
+
+
+def test_a_pem_on_one_line_is_the_same_key() -> None:
+    """As `reviewbot setup` writes it to .env, and compose's env_file passes it on."""
+    app_key_text = PEM
+    one_line = app_key_text.replace("\n", "\\n")
+    key = Settings(github_app_private_key=one_line).github_private_key()  # type: ignore[arg-type]
+    assert key is not None and key.get_secret_value() == app_key_text
+    kept = Settings(github_app_private_key=app_key_text).github_private_key()  # type: ignore[arg-type]
+    assert kept is not None and kept.get_secret_value() == app_key_text

@@ -89,13 +89,20 @@ def test_malformed_private_key_is_refused_at_start_up(app_key: tuple[str, str]) 
     check_app_credentials(Settings())  # no App at all: the CLI needs none
 
 
-def test_wheel_packages_list_every_package_and_the_migrations() -> None:
+def test_wheel_packages_list_every_folder_and_the_migrations() -> None:
+    """Every folder that ships (data-only ones too) is named: setuptools warns at each
+    build about a folder with files that is not."""
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    on_disk = {
-        ".".join(init.parent.relative_to(ROOT).parts)
-        for init in (ROOT / "app").rglob("__init__.py")
-    }
-    assert set(setuptools["packages"]) == on_disk | {"reviewbot_migrations"}
+
+    def folders(top: str, package: str) -> set[str]:
+        return {
+            ".".join((package, *folder.relative_to(ROOT / top).parts))
+            for folder in [ROOT / top, *(ROOT / top).rglob("*")]
+            if folder.is_dir() and folder.name != "__pycache__"
+        }
+
+    on_disk = folders("app", "app") | folders("migrations", "reviewbot_migrations")
+    assert set(setuptools["packages"]) == on_disk
     assert setuptools["package-dir"] == {"reviewbot_migrations": "migrations"}
     assert MIGRATIONS_DIR == ROOT / "migrations"
     assert (MIGRATIONS_DIR / "versions" / "0005_job_errors.py").is_file()

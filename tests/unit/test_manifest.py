@@ -86,14 +86,22 @@ def test_credentials_are_written_for_the_owner_only_and_other_lines_kept(tmp_pat
     env_file = tmp_path / "conf" / "reviewbot.env"
     env_file.parent.mkdir()
     env_file.write_text("OPENAI_BASE_URL=http://llm:8080/v1\n")
-    key = write_credentials(env_file, APP, "https://api.github.com", force=False)
-    assert key == tmp_path / "conf" / "reviewbot.env.pem"
-    assert key.read_text() == APP.pem
-    assert {env_file.stat().st_mode & 0o777, key.stat().st_mode & 0o777} == {0o600}
+    write_credentials(env_file, APP, "https://api.github.com", force=False)
+    assert env_file.stat().st_mode & 0o777 == 0o600
+    assert list(env_file.parent.iterdir()) == [env_file]  # no key file beside it
     lines = env_file.read_text().splitlines()
     assert lines[0] == "OPENAI_BASE_URL=http://llm:8080/v1"
-    assert f"GITHUB_APP_PRIVATE_KEY_PATH={key}" in lines
+    one_line = APP.pem.strip().replace("\n", "\\n")
+    assert f"GITHUB_APP_PRIVATE_KEY={one_line}" in lines
     assert "GITHUB_APP_ID=7" in lines and "GITHUB_WEBHOOK_SECRET=whsec" in lines
+
+
+def test_rewriting_credentials_drops_an_old_key_path(tmp_path: Path) -> None:
+    env_file = tmp_path / ".env"
+    env_file.write_text("GITHUB_APP_PRIVATE_KEY_PATH=/old/key.pem\nKEEP=1\n")
+    write_credentials(env_file, APP, "https://api.github.com", force=True)
+    text = env_file.read_text()
+    assert "GITHUB_APP_PRIVATE_KEY_PATH" not in text and "KEEP=1\n" in text
 
 
 def test_existing_credentials_are_kept_unless_forced(tmp_path: Path) -> None:

@@ -85,7 +85,7 @@ def test_the_gate_counts_open_findings_at_or_above_its_severity() -> None:
     assert [f.title for f in blocking("minor", FINDINGS)] == ["Open major", "Open minor"]
     assert blocking("off", FINDINGS) == []
     conclusion, title, summary = gate_outcome("major", FINDINGS)
-    assert (conclusion, title) == ("failure", "1 open finding(s) at major or above")
+    assert (conclusion, title) == ("failure", "1 open finding at major or above")
     assert "`a.py:3` Open major" in summary
     assert gate_outcome("critical", FINDINGS)[0] == "success"
     assert gate_outcome("off", FINDINGS)[0] == "neutral"

@@ -132,7 +132,7 @@ def test_config_check_of_a_folder_reads_its_reviewbot_toml(tmp_path: Path) -> No
 
 
 def test_config_help_shows_the_table_names() -> None:
-    shown = CliRunner().invoke(cli, ["config", "--help"], terminal_width=200).stdout
+    shown = CliRunner().invoke(cli, ["config", "check", "--help"], terminal_width=200).stdout
     assert "[index] and [review]" in shown
 
 

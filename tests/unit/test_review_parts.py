@@ -93,7 +93,7 @@ def test_fit_diff_drops_deletions_first_then_least_valuable_files(diffs) -> None
     assert fit_diff(diffs, full, estimate_tokens).omitted == []
 
     fitted = fit_diff(diffs, full - 10, estimate_tokens)
-    assert fitted.omitted == ["app/old.py: 1 deletion-only hunk(s)"]
+    assert fitted.omitted == ["app/old.py: 1 deletion-only hunk"]
     assert [d.path for d in fitted.files] == [
         "app/orders.py",
         "poetry.lock",

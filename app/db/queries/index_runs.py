@@ -136,3 +136,17 @@ def record_index_run(
             "err": error,
         },
     )
+
+
+def indexed_from(conn: Connection, full_name: str) -> str | None:
+    """The tree the repository's last successful index run read (a folder, or a git
+    directory without its ``@commit``); None when it has none."""
+    root = conn.execute(
+        text(
+            "SELECT i.stats->>'root' FROM index_runs i JOIN repositories r"
+            " ON r.id = i.repository_id WHERE r.full_name = :n AND i.status = 'succeeded'"
+            " ORDER BY i.id DESC LIMIT 1"
+        ),
+        {"n": full_name},
+    ).scalar()
+    return str(root).rsplit("@", 1)[0] if root else None

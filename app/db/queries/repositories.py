@@ -202,6 +202,24 @@ def repository_id(
     return int(row)
 
 
+def known_repositories(conn: Connection, limit: int = 20) -> list[str]:
+    """The names of indexed repositories, at most ``limit``, alphabetically."""
+    rows = conn.execute(
+        text("SELECT full_name FROM repositories ORDER BY full_name LIMIT :n"), {"n": limit}
+    )
+    return [str(name) for name in rows.scalars()]
+
+
+def not_indexed_message(conn: Connection, full_name: str) -> str:
+    """What to say of a repository name the index does not know: the names it does."""
+    known = known_repositories(conn)
+    listed = f"indexed: {', '.join(known)}" if known else "nothing is indexed yet"
+    return (
+        f"repository {full_name!r} is not indexed ({listed}); "
+        f"run: reviewbot index PATH --repo {full_name}"
+    )
+
+
 def find_repository(conn: Connection, full_name: str) -> int | None:
     """The id of ``full_name``, or None when it was never indexed."""
     found = conn.execute(
