@@ -229,8 +229,8 @@ def healthcheck(
 
     For Docker's HEALTHCHECK. A worker (and serve, which runs one by default) is
     healthy while the heartbeat file it touches (REVIEWBOT_HEARTBEAT_FILE) is younger
-    than REVIEWBOT_STALLED_WORKER_SECONDS; without that file, or with --http, serve's
-    GET /healthz must answer 200.
+    than three heartbeats (half of REVIEWBOT_STALLED_WORKER_SECONDS); without that
+    file, or with --http, serve's GET /healthz must answer 200.
     """
     from app.jobs.heartbeat import heartbeat_age
 
@@ -238,7 +238,7 @@ def healthcheck(
     beat = settings.heartbeat_file
     age = heartbeat_age(beat) if beat is not None and not http else None
     if age is not None:
-        limit = settings.stalled_worker_seconds
+        limit = settings.worker_alive_seconds
         if age > limit:
             raise ReviewbotError(
                 f"the worker's last heartbeat is {age:.0f} s old (limit {limit:g} s)"

@@ -214,6 +214,8 @@ class Settings(BaseSettings):
     # touched at each heartbeat the job worker writes to the database, so a container's
     # health check (`reviewbot healthcheck`) sees that its own worker is alive
     heartbeat_file: Path | None = None
+    # deliveries kept on disk (data_dir/spool) while the database cannot take them
+    spool_max_bytes: int = Field(default=256 * 1024**2, ge=4096)
 
     # dashboard (/admin): how long a sign-in lasts, and model prices for its spend chart
     admin_session_hours: float = Field(default=12.0, gt=0, le=24 * 30)
@@ -303,6 +305,20 @@ class Settings(BaseSettings):
     def model_configured(self, role: ModelRole) -> bool:
         """True when ``role`` has a model endpoint, reachable in principle."""
         return self.model_endpoint(role) is not None
+
+    @property
+    def heartbeat_interval_seconds(self) -> float:
+        """How often a worker writes its heartbeat: six times per stalled-worker period."""
+        return max(0.5, self.stalled_worker_seconds / 6)
+
+    @property
+    def worker_alive_seconds(self) -> float:
+        """How fresh a heartbeat must be for readiness (``/readyz``, the dashboard,
+        ``healthcheck``) to count its worker alive: three beats. A worker that missed two
+        in a row (killed with -9, stopped, cut off) is reported dead within this, though
+        its jobs are only taken back after the whole ``stalled_worker_seconds``: reporting
+        a death is cheap, while running a job twice is not."""
+        return 3 * self.heartbeat_interval_seconds
 
     @property
     def github_app_configured(self) -> bool:

@@ -11,6 +11,8 @@ from app.api.webhooks import accept, parse_json, read_body, rejected
 from app.forge.intake import WebhookRejected
 from app.gitlab.events import (
     check_event,
+    check_key,
+    check_kind,
     check_payload,
     check_token,
     delivery_key,
@@ -25,7 +27,8 @@ DISABLED = "GitLab webhooks are disabled: set GITLAB_WEBHOOK_SECRET to the webho
 @router.post("/webhooks/gitlab")
 async def gitlab_webhook(request: Request, settings: SettingsDep) -> JSONResponse:
     if settings.gitlab_webhook_secret is None:
-        return JSONResponse({"detail": DISABLED}, status_code=503)
+        # absent, not unavailable: GitLab disables a hook that keeps failing with 5xx
+        return JSONResponse({"detail": DISABLED}, status_code=404)
     headers = {k.lower(): v for k, v in request.headers.items()}
     delivery = headers.get("idempotency-key") or headers.get("x-gitlab-event-uuid", "")
     try:
@@ -37,7 +40,9 @@ async def gitlab_webhook(request: Request, settings: SettingsDep) -> JSONRespons
         check_event(headers.get("x-gitlab-event", ""))
         payload = parse_json(body)
         check_payload(payload)
+        check_kind(headers.get("x-gitlab-event", ""), payload)
+        event = event_of(payload, settings.gitlab_url)
+        check_key(event)
     except WebhookRejected as exc:
         return rejected(delivery, exc)
-    event = event_of(payload, settings.gitlab_url)
     return await accept(request, delivery, event, jobs_for(event))

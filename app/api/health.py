@@ -42,14 +42,14 @@ def readyz(engine: EngineDep, settings: SettingsDep) -> JSONResponse:
     job has waited longer than ``REVIEWBOT_READY_MAX_JOB_AGE_SECONDS``; else 503 saying why."""
     try:
         with engine.connect() as conn:
-            health = queue_health(conn, settings.stalled_worker_seconds)
+            health = queue_health(conn, settings.worker_alive_seconds)
     except DBAPIError as exc:
         reason = type(exc.orig).__name__ if exc.orig else type(exc).__name__
         return JSONResponse({"status": "error", "error": reason}, status_code=503)
     problems = []
     if health.workers_alive == 0:
         problems.append(
-            f"no job worker sent a heartbeat in the last {settings.stalled_worker_seconds:g} s"
+            f"no job worker sent a heartbeat in the last {settings.worker_alive_seconds:g} s"
         )
     if health.oldest_runnable_seconds > settings.ready_max_job_age_seconds:
         problems.append(

@@ -15,7 +15,9 @@ from sqlalchemy.engine import URL
 from app import __version__
 from app.api import admin, gitlab_webhooks, health, metrics, webhooks
 from app.api.dashboard.web import install as install_dashboard
+from app.api.intake import Intake
 from app.config import Settings
+from app.forge.spool import Spool
 from app.jobs import tasks as _tasks  # noqa: F401 (registers the tasks)
 from app.jobs.queue import opened_queue, work
 from app.logs import kv
@@ -35,22 +37,24 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with opened_queue(queue_url or engine.url) as queue:
             app.state.queue = queue
-            running = None
+            app.state.intake = Intake(queue, app.state.spool)
+            running = [asyncio.create_task(app.state.intake.drain())]
             if worker:
-                running = asyncio.create_task(work(queue, Runtime(settings, engine)))
+                running.append(asyncio.create_task(work(queue, Runtime(settings, engine))))
             try:
                 yield
             finally:
-                if running is not None:
-                    running.cancel()
+                for task in running:
+                    task.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
-                        await running
+                        await task
 
     app = FastAPI(
         title="reviewbot", version=__version__, docs_url=None, redoc_url=None, lifespan=lifespan
     )
     app.state.settings = settings
     app.state.engine = engine
+    app.state.spool = Spool(settings.data_dir / "spool", settings.spool_max_bytes)
     app.include_router(health.router)
     app.include_router(webhooks.router)
     app.include_router(gitlab_webhooks.router)

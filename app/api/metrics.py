@@ -92,5 +92,5 @@ class DatabaseCollector(Collector):
 @router.get("/metrics")
 def metrics(engine: EngineDep, settings: SettingsDep) -> Response:
     registry = CollectorRegistry()
-    registry.register(DatabaseCollector(engine, settings.stalled_worker_seconds))
+    registry.register(DatabaseCollector(engine, settings.worker_alive_seconds))
     return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)

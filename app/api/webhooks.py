@@ -1,25 +1,22 @@
-"""``POST /webhooks/github``: verify, record the delivery, enqueue jobs, answer fast.
+"""``POST /webhooks/github``: verify, record the delivery (or spool it, ``intake.py``),
+enqueue jobs, answer fast.
 
 The reading, recording and enqueueing are the same for every host (``/webhooks/gitlab``
 uses them); only the checks and the event router are the host's."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 from typing import Any, Protocol
 
-import psycopg
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from procrastinate import App
-from procrastinate.exceptions import AlreadyEnqueued, ConnectorException
-from psycopg_pool import PoolTimeout
 
 from app.api.deps import SettingsDep
-from app.db.queries.deliveries import finish_delivery, record_delivery
+from app.api.intake import Intake
 from app.forge.intake import MAX_WEBHOOK_BYTES, WebhookRejected
+from app.forge.spool import ReceivedDelivery, SpoolError
 from app.github.events import (
     EventContext,
     check_headers,
@@ -34,8 +31,6 @@ from app.task_specs import Job
 
 log = logging.getLogger(__name__)
 router = APIRouter()
-#: How long a delivery waits for a database connection before it is answered 503.
-POOL_WAIT_SECONDS = 5.0
 DISABLED = "webhooks are disabled: set GITHUB_WEBHOOK_SECRET to the App's webhook secret"
 
 
@@ -89,17 +84,21 @@ def rejected(delivery: str, exc: WebhookRejected) -> JSONResponse:
 async def accept(
     request: Request, delivery: str, context: Delivered, jobs: list[Job]
 ) -> JSONResponse:
-    """Record the delivery once and enqueue its jobs; 202 when queued, 200 when there was
-    nothing to do or it came before, 503 while the database is away."""
-    queue: App = request.app.state.queue
+    """Record the delivery once and enqueue its jobs (``intake.py``); 202 when queued or
+    spooled, 200 when there was nothing to do or it came before, 503 only when the spool
+    cannot keep it either."""
+    item = ReceivedDelivery(
+        delivery, context.event, context.action, context.repo, context.installation_id,
+        tuple(jobs),
+    )  # fmt: skip
+    intake: Intake = request.app.state.intake
     try:
-        status = await _accept(queue, delivery, context, jobs)
-    except (psycopg.Error, PoolTimeout, ConnectorException) as exc:
-        # Not recorded (or recorded as 'received'): the host logs the failure, and (on
-        # GitHub) the redelivery pass asks for it again once the database is back.
-        log.error(kv("webhook.unavailable", delivery_id=delivery, error=type(exc).__name__))
-        return JSONResponse({"detail": "database unavailable; redeliver later"}, status_code=503)
-    log.info(
+        status = await intake.take(item)
+    except SpoolError as exc:
+        log.error(kv("webhook.unavailable", delivery_id=delivery, spool=exc))
+        return JSONResponse({"detail": f"{exc}; redeliver later"}, status_code=503)
+    log.log(
+        logging.WARNING if status == "spooled" else logging.INFO,
         kv(
             "webhook.accepted",
             delivery_id=delivery,
@@ -107,10 +106,11 @@ async def accept(
             event_action=context.action or "-",
             repo=context.repo or "-",
             outcome=status,
-        )
+        ),
     )
     return JSONResponse(
-        {"status": status, "jobs": len(jobs)}, status_code=202 if status == "queued" else 200
+        {"status": status, "jobs": len(jobs)},
+        status_code=202 if status in ("queued", "spooled") else 200,
     )
 
 
@@ -138,28 +138,3 @@ def parse_json(body: bytes) -> dict[str, Any]:
     if not isinstance(payload, dict):
         raise WebhookRejected(400, "payload is not a JSON object")
     return payload
-
-
-async def _accept(queue: App, delivery: str, context: Delivered, jobs: list[Job]) -> str:
-    """Record the delivery, queue its jobs and mark it done in one transaction, on a
-    connection of the queue's pool: one commit (one WAL flush) per delivery, and never a
-    delivery recorded without its jobs or jobs without their delivery. A copy of a
-    delivery already handled queues nothing."""
-    pool = queue.connector.pool  # type: ignore[attr-defined]
-    async with pool.connection(timeout=POOL_WAIT_SECONDS) as conn, conn.transaction():
-        fresh = await record_delivery(
-            conn, delivery, context.event, context.action, context.repo, context.installation_id
-        )
-        if not fresh:
-            return "duplicate"
-        for job in jobs:
-            task = queue.configure_task(
-                job.task, queueing_lock=job.queueing_lock, lock=job.lock, connection=conn
-            )
-            # the same work already waiting is coalesced; its savepoint keeps the rest
-            with contextlib.suppress(AlreadyEnqueued):
-                async with conn.transaction():
-                    await task.defer_async(**job.args)
-        status = "queued" if jobs else "ignored"
-        await finish_delivery(conn, delivery, status)
-    return status

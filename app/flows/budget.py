@@ -17,7 +17,7 @@ from app.db.queries.usage import (
 )
 from app.forge.protocol import RepoHost
 from app.logs import kv
-from app.review.budget import budget_note, exceeded
+from app.review.budget import budget_note, exceeded, per_pr_limit
 from app.review.config import ReviewConfig
 from app.runtime import Runtime
 
@@ -36,11 +36,9 @@ def over_budget(
     """Whether the PR is over a budget; the first time for a budget and period, the note
     saying so is posted."""
     now = now or datetime.now(UTC)
-    per_pr = config.budget_tokens_per_pr
-    if per_pr is None:
-        per_pr = run.settings.budget_tokens_per_pr
+    per_pr = per_pr_limit(config.budget_tokens_per_pr, run.settings.budget_tokens_per_pr)
     per_day = run.settings.budget_tokens_per_day
-    if per_pr is None and per_day is None:
+    if per_pr.tokens is None and per_day is None:
         return False
     with run.engine.begin() as conn:
         repo_id = repository_id(conn, repo, installation_id=installation_id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 
+from app.db.model_answers import PaidAnswers
 from app.diff.parse import parse_diff
 from app.flows.budget import over_budget, spend
 from app.flows.review import repository_review_config
@@ -65,6 +66,7 @@ def describe_pull_request(
             prompt,
             run.settings.review_max_tokens,
             deadline,
+            PaidAnswers(run.engine),  # a retry after a failed post does not pay again
         )
         model = run.settings.review_model
         spend(

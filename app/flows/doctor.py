@@ -92,7 +92,7 @@ def queue(engine: Engine | None, settings: Settings) -> Check:
         return Check("job queue", False, "the database is not reachable", "fix the database")
     try:
         with engine.connect() as conn:
-            health = queue_health(conn, settings.stalled_worker_seconds)
+            health = queue_health(conn, settings.worker_alive_seconds)
     except DBAPIError as exc:
         return Check("job queue", False, first_line(exc), "fix the database")
     detail = (

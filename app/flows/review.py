@@ -15,6 +15,7 @@ from enum import StrEnum
 
 from sqlalchemy import Connection
 
+from app.db.model_answers import PaidAnswers
 from app.db.queries import lock_until_commit
 from app.db.queries.repositories import indexed_commit, repository_id
 from app.db.queries.review_feedback import rejected_findings
@@ -211,7 +212,8 @@ def _review(
         calls, tokens = sum(q.calls for q in queried), sum(q.tokens for q in queried)
         record_usage(conn, repo_id, "embedding", embedder.model, calls, tokens)
         rejected = Rejected.of(rejected_findings(conn, repo_id))
-    result = run_review(llm, prepared, run.settings, already_posted=posted, rejected=rejected)
+    paid = PaidAnswers(run.engine)  # a retry after a failed post does not pay again
+    result = run_review(llm, prepared, run.settings, posted, rejected, paid)
     _record_model_use(run, repo, repo_id, pr_number, pr.head_sha, result)
     # the context's lines are those of the commit the index holds
     with run.engine.connect() as conn:

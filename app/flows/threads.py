@@ -17,13 +17,16 @@ from app.llm.pacing import Deadline
 from app.logs import kv
 from app.review.model import ReviewModelError, ask_text_model
 from app.review.resolve import (
+    NOT_RESOLVED,
     already_answered,
     commented_lines,
     excerpt,
+    not_resolved_reply,
     parse_verdict,
     people_allow,
     resolve_prompt,
     resolved_reply,
+    said_before,
     still_there,
 )
 
@@ -54,9 +57,7 @@ def resolve_fixed_threads(
             fixed, why = _fixed(api, found, head, llm, settings, deadline, done)
             if not fixed:
                 continue
-            if not already_answered(found.replies):
-                api.reply(pr_number, found.comment.id, resolved_reply(head, why))
-            api.resolve_thread(pr_number, found.thread.node_id)
+            _resolve_then_say(api, pr_number, found, head, why)
         except (ForgeError, ReviewModelError) as exc:
             log.warning(
                 kv("thread.not_resolved", pr=pr_number, comment=found.comment.id, error=exc)
@@ -65,6 +66,22 @@ def resolve_fixed_threads(
         done.resolved.append(found.comment.id)
         log.info(kv("thread.resolved", pr=pr_number, comment=found.comment.id, head=head))
     return done
+
+
+def _resolve_then_say(
+    api: RepoHost, pr_number: int, found: PostedFinding, head: str, why: str
+) -> None:
+    """Resolve the thread, then say so; when the host refuses, say that instead (once)
+    and raise, so the next push tries again. A reply never claims what did not happen."""
+    assert found.thread is not None
+    try:
+        api.resolve_thread(pr_number, found.thread.node_id)
+    except ForgeError:
+        if not said_before(found.replies, NOT_RESOLVED):
+            api.reply(pr_number, found.comment.id, not_resolved_reply(head, why))
+        raise
+    if not already_answered(found.replies):
+        api.reply(pr_number, found.comment.id, resolved_reply(head, why))
 
 
 def _fixed(

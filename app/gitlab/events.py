@@ -17,6 +17,7 @@ from typing import Any
 
 from app.forge.intake import (
     DELIVERY_ID,
+    MAX_NAME,
     WebhookRejected,
     bad,
     id_field,
@@ -71,6 +72,43 @@ def check_event(event: str) -> None:
         raise WebhookRejected(400, "missing X-Gitlab-Event")
     if not EVENT_HEADER.fullmatch(event):
         raise WebhookRejected(400, "X-Gitlab-Event is not an event name")
+
+
+#: The ``X-Gitlab-Event`` header each handled ``object_kind`` comes with, from a project or
+#: group webhook. A body of one kind under another header (a system hook's, or a forged
+#: one) is refused: routing reads ``object_kind``, so the two must agree.
+EVENT_HEADERS = {
+    "merge_request": ("Merge Request Hook",),
+    "note": ("Note Hook", "Confidential Note Hook"),
+    "push": ("Push Hook",),
+}
+
+
+def check_kind(event_header: str, payload: dict[str, Any]) -> None:
+    """400 when the header and the body's ``object_kind`` disagree for a kind reviewbot
+    acts on (other kinds are acknowledged and ignored)."""
+    kind = payload.get("object_kind")
+    expected = EVENT_HEADERS.get(kind) if isinstance(kind, str) else None
+    if expected is None or event_header in expected:
+        return
+    if event_header == "System Hook":
+        raise WebhookRejected(
+            400, "system hooks are not supported: add a project or group webhook instead"
+        )
+    raise WebhookRejected(
+        400, f"X-Gitlab-Event {event_header!r} does not match object_kind {kind!r}"
+    )
+
+
+def check_key(event: GitLabEvent) -> None:
+    """400 when the instance's name and the project's path make a repository key longer
+    than reviewbot stores (``MAX_NAME``)."""
+    if event.repo is not None and len(event.repo) > MAX_NAME:
+        raise WebhookRejected(
+            400,
+            f"project path too long: {event.url} and project.path_with_namespace make a"
+            f" key of {len(event.repo)} characters, over the {MAX_NAME} reviewbot stores",
+        )
 
 
 def _path(value: object, field_name: str) -> None:

@@ -6,7 +6,8 @@ regular files are offered; links, devices and names that would leave the tree
 (absolute, ``..``) are reported as skipped. Every archive is bounded: a member larger
 than the index's ``max_file_bytes`` is skipped without being read, a GNU long name or a
 pax header longer than ``MAX_HEADER_BYTES`` is refused before it is read (``tarfile``
-would read it whole into memory), and going over the total uncompressed size or the
+would read it whole into memory), a sparse member is refused before its map is read,
+and going over the total uncompressed size or the
 member count raises ``ArchiveTooLarge`` before any more is decompressed. Every error of
 ``tarfile``, also one met while a member is read later, is an ``ArchiveError``.
 """
@@ -73,6 +74,28 @@ class BoundedTarInfo(tarfile.TarInfo):
         _refuse_long(self)
         return super()._proc_pax(tarfile)  # type: ignore[misc]
 
+    # Sparse members (old GNU and the three pax GNU.sparse formats): tarfile reads their
+    # maps without a bound (one old-GNU extension block after another, or a 1.0 map of
+    # any length), and no source tree has a sparse file. Refused before anything is read.
+    def _proc_sparse(self, tarfile: tarfile.TarFile) -> tarfile.TarInfo:
+        raise _sparse(self.name)
+
+    def _proc_gnusparse_00(self, next: tarfile.TarInfo, *args: object) -> None:
+        raise _sparse(next.name)
+
+    def _proc_gnusparse_01(self, next: tarfile.TarInfo, *args: object) -> None:
+        raise _sparse(next.name)
+
+    def _proc_gnusparse_10(self, next: tarfile.TarInfo, *args: object) -> None:
+        raise _sparse(next.name)
+
+
+def _sparse(name: str) -> ArchiveError:
+    return ArchiveError(
+        f"the archive's member {name!r} is a sparse file, which no source tree holds;"
+        " nothing more was read"
+    )
+
 
 def _refuse_long(header: tarfile.TarInfo) -> None:
     if header.size > MAX_HEADER_BYTES:
@@ -116,9 +139,11 @@ def archive_files(
     Raises ``ArchiveTooLarge`` past a limit and ``ArchiveError`` for a broken archive.
     """
     stats = stats if stats is not None else ArchiveStats()
+    last: str | None = None  # the member read last, to say where an archive broke
     try:
         with tarfile.open(fileobj=stream, mode="r|*", tarinfo=BoundedTarInfo) as tar:
             for member in tar:
+                last = member.name
                 if stats.commit is None:
                     stats.commit = _commit(tar)
                 if member.isdir():
@@ -128,15 +153,17 @@ def archive_files(
                 if entry is not None:
                     yield entry
     except _BROKEN as exc:
-        raise _unreadable(exc) from None
+        where = f"after member {last!r}" if last is not None else "at its first member"
+        raise _unreadable(exc, where) from None
 
 
-#: What a broken or truncated archive raises while it is read.
-_BROKEN = (tarfile.TarError, EOFError, OSError, zlib.error, ValueError)
+#: What a broken or truncated archive raises while it is read (tarfile lets an
+#: IndexError or a KeyError out of some truncated headers).
+_BROKEN = (tarfile.TarError, EOFError, OSError, zlib.error, ValueError, IndexError, KeyError)
 
 
-def _unreadable(exc: BaseException) -> ArchiveError:
-    return ArchiveError(f"the archive cannot be read: {type(exc).__name__}: {exc}")
+def _unreadable(exc: BaseException, where: str) -> ArchiveError:
+    return ArchiveError(f"the archive cannot be read {where}: {type(exc).__name__}: {exc}")
 
 
 def _count(stats: ArchiveStats, member: tarfile.TarInfo, limits: ArchiveLimits) -> None:
@@ -179,7 +206,7 @@ def _entry(
             handle = tar.extractfile(member)
             return handle.read() if handle is not None else b""
         except _BROKEN as exc:  # read later, outside archive_files' own loop
-            raise _unreadable(exc) from None
+            raise _unreadable(exc, f"in member {member.name!r}") from None
 
     return TreeFile(path, member.size, mtime_ns, read)
 

@@ -2,9 +2,9 @@
 
 The worker touches a file each time it writes its heartbeat to the database
 (``SupersedingJobManager``); ``reviewbot healthcheck`` calls the process healthy while the
-file is fresher than ``stalled_worker_seconds``, the age at which the other workers
-declare it dead and take its jobs back. A worker that cannot reach the database, or
-whose loop is stuck, stops touching the file and turns unhealthy.
+file is fresher than ``Settings.worker_alive_seconds`` (three beats), as ``/readyz``
+counts workers. A worker that cannot reach the database, or whose loop is stuck, stops
+touching the file and turns unhealthy.
 """
 
 from __future__ import annotations

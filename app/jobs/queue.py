@@ -131,7 +131,7 @@ def worker_options(run: Runtime, concurrency: int = 2) -> dict[str, Any]:
     return {
         "additional_context": {"runtime": run},
         "concurrency": concurrency,
-        "update_heartbeat_interval": max(0.5, stalled / 6),
+        "update_heartbeat_interval": run.settings.heartbeat_interval_seconds,
         "stalled_worker_timeout": stalled,
         "install_signal_handlers": False,
         "delete_jobs": "never",  # finished jobs stay for GET /reindex/{id} and /metrics

@@ -16,6 +16,26 @@ from datetime import UTC, datetime, timedelta
 
 from app.llm.prices import estimated_cost
 
+#: Where each budget's limit can come from, as the note names it.
+FROM_FILE = "`budget_tokens_per_pr` in this repository's `.reviewbot.toml`"
+FROM_ENV_PR = "`REVIEWBOT_BUDGET_TOKENS_PER_PR`, the deployment's setting"
+FROM_ENV_DAY = "`REVIEWBOT_BUDGET_TOKENS_PER_DAY`, the deployment's setting"
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A budget's limit (None: no budget) and where it was set."""
+
+    tokens: int | None
+    source: str
+
+
+def per_pr_limit(from_file: int | None, from_environment: int | None) -> Limit:
+    """The repository's file wins over the deployment's setting."""
+    if from_file is not None:
+        return Limit(from_file, FROM_FILE)
+    return Limit(from_environment, FROM_ENV_PR)
+
 
 @dataclass(frozen=True)
 class Exceeded:
@@ -23,6 +43,7 @@ class Exceeded:
     limit: int
     used: int
     period: str  # what the note is about: the UTC day, or "pr"
+    source: str = FROM_ENV_DAY  # where the limit was set, as the note names it
 
     @property
     def key(self) -> str:
@@ -34,14 +55,14 @@ def exceeded(
     used_today: int,
     per_day: int | None,
     used_by_pr: int,
-    per_pr: int | None,
+    per_pr: Limit,
     now: datetime,
 ) -> Exceeded | None:
     """The budget the PR is over (the day's first), or None."""
     if per_day is not None and used_today >= per_day:
         return Exceeded("day", per_day, used_today, now.astimezone(UTC).date().isoformat())
-    if per_pr is not None and used_by_pr >= per_pr:
-        return Exceeded("pr", per_pr, used_by_pr, "pr")
+    if per_pr.tokens is not None and used_by_pr >= per_pr.tokens:
+        return Exceeded("pr", per_pr.tokens, used_by_pr, "pr", per_pr.source)
     return None
 
 
@@ -54,15 +75,15 @@ def budget_note(over: Exceeded, now: datetime) -> str:
         hours = max(1, round((midnight - now).total_seconds() / 3600))
         return (
             f"reviewbot has used this installation's daily budget of {over.limit:,} model"
-            f" tokens ({over.used:,} today, `REVIEWBOT_BUDGET_TOKENS_PER_DAY`). It resets at"
+            f" tokens ({over.used:,} today; the limit is {over.source}). It resets at"
             f" 00:00 UTC, in about {hours} h; until then this PR gets no reviews, descriptions"
             " or answers. `/review` by a repository admin reviews once anyway."
         )
     return (
-        f"reviewbot has used this PR's budget of {over.limit:,} model tokens ({over.used:,},"
-        " `budget_tokens_per_pr` in `.reviewbot.toml`). It does not reset: raise the budget"
-        " for more reviews, descriptions or answers here. `/review` by a repository admin"
-        " reviews once anyway."
+        f"reviewbot has used this PR's budget of {over.limit:,} model tokens ({over.used:,};"
+        f" the limit is {over.source}). It does not reset: raise the budget for more"
+        " reviews, descriptions or answers here. `/review` by a repository admin reviews"
+        " once anyway."
     )
 
 

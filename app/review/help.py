@@ -4,6 +4,7 @@ settings (its ``[review]`` table over the server's defaults). Pure."""
 from __future__ import annotations
 
 from app.config import Settings
+from app.review.budget import per_pr_limit
 from app.review.config import ReviewConfig
 
 COMMANDS = (
@@ -26,9 +27,7 @@ def effective_settings(config: ReviewConfig, settings: Settings) -> list[tuple[s
         if config.ignore_authors is not None
         else settings.review_ignore_authors
     )
-    per_pr = config.budget_tokens_per_pr
-    if per_pr is None:
-        per_pr = settings.budget_tokens_per_pr
+    per_pr = per_pr_limit(config.budget_tokens_per_pr, settings.budget_tokens_per_pr).tokens
     return [
         ("auto_review", _bool(config.auto_review)),
         ("drafts", _bool(drafts)),

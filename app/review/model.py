@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 from dataclasses import dataclass
 from typing import Any
 
 import openai
 
+from app.db.model_answers import PaidAnswer, PaidAnswers
 from app.errors import ReviewbotError
 from app.llm.client import (
     context_exceeded,
@@ -133,20 +136,22 @@ def ask_review_model(
     prompt: ReviewPrompt,
     max_tokens: int = 4096,
     deadline: Deadline | None = None,
+    paid: PaidAnswers | None = None,
 ) -> ModelAnswer:
     """Ask with the best response format the endpoint takes, at most ``max_tokens``.
 
     The first call to an endpoint and model probes without retries, from JSON schema down
     to plain text, and the format that works is remembered; later calls go straight to
     it (with the client's retries), and probe again only if it is refused. With a
-    ``deadline``, every attempt ends by it (timeouts cut, retries dropped).
+    ``deadline``, every attempt ends by it (timeouts cut, retries dropped). With
+    ``paid``, an answer already paid for the same request is reused (its tokens count 0).
     """
     key = (str(client.base_url), model)
     known = ACCEPTED_FORMATS.get(key)
     if known is not None:
         retrying = _bounded(client, deadline)
         try:
-            return _answer(retrying, model, prompt, max_tokens, known)
+            return _answer(retrying, model, prompt, max_tokens, known, paid)
         except openai.APIStatusError as exc:
             if not refuses_format(exc):
                 raise _model_error(retrying, exc) from None
@@ -156,7 +161,7 @@ def ask_review_model(
     for name, _ in FORMATS:
         probe = _bounded(client, deadline, retries=False)
         try:
-            answer = _answer(probe, model, prompt, max_tokens, name)
+            answer = _answer(probe, model, prompt, max_tokens, name, paid)
         except (openai.APIStatusError, openai.APIConnectionError) as exc:
             if isinstance(exc, openai.APIStatusError) and refuses_format(exc):
                 log.info(kv("review.format_refused", format=name, status=exc.status_code))
@@ -165,7 +170,7 @@ def ask_review_model(
                 raise _model_error(probe, exc) from None  # asking again cannot help
             if deadline is not None and deadline.remaining() < MIN_ATTEMPT_SECONDS:
                 raise _model_error(probe, exc) from None  # no time left to ask again
-            answer = _retried(client, deadline, model, prompt, max_tokens, name)
+            answer = _retried(client, deadline, model, prompt, max_tokens, name, paid)
         ACCEPTED_FORMATS[key] = name
         return answer
     raise ReviewModelError("review model refused every response format", 400)
@@ -178,11 +183,12 @@ def _retried(
     prompt: ReviewPrompt,
     max_tokens: int,
     name: str,
+    paid: PaidAnswers | None,
 ) -> ModelAnswer:
     """A probe that failed for a reason other than the format, asked again with retries."""
     retrying = _bounded(client, deadline)
     try:
-        return _answer(retrying, model, prompt, max_tokens, name)
+        return _answer(retrying, model, prompt, max_tokens, name, paid)
     except (openai.APIConnectionError, openai.APIStatusError) as exc:
         raise _model_error(retrying, exc) from None
 
@@ -203,22 +209,56 @@ def _bounded(
 
 
 def _answer(
-    client: openai.OpenAI, model: str, prompt: ReviewPrompt, max_tokens: int, name: str
+    client: openai.OpenAI,
+    model: str,
+    prompt: ReviewPrompt,
+    max_tokens: int,
+    name: str,
+    paid: PaidAnswers | None = None,
 ) -> ModelAnswer:
     response_format = dict(FORMATS)[name]
     extra = {"response_format": response_format} if response_format else {}
+    answer = _paid_or_asked(client, model, prompt, max_tokens, extra, paid)
+    return ModelAnswer(
+        parse_model_review(answer.content), answer.prompt_tokens, answer.completion_tokens, name
+    )
+
+
+def request_sha(model: str, prompt: ReviewPrompt, max_tokens: int, extra: dict[str, Any]) -> str:
+    """What identifies a request to the model: the same hash, the same answer to reuse."""
+    asked = {"model": model, "messages": prompt.messages(), "max_tokens": max_tokens, **extra}
+    return hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()
+
+
+def _paid_or_asked(
+    client: openai.OpenAI,
+    model: str,
+    prompt: ReviewPrompt,
+    max_tokens: int,
+    extra: dict[str, Any],
+    paid: PaidAnswers | None,
+) -> PaidAnswer:
+    """The answer already paid for this very request (its tokens 0: not paid again), or
+    the model's, kept for a retry."""
+    key = request_sha(model, prompt, max_tokens, extra) if paid is not None else ""
+    if paid is not None:
+        found = paid.find(key)
+        if found is not None:
+            log.info(kv("model.answer_reused", model=model, request=key[:12]))
+            return PaidAnswer(found.content, 0, 0)
     create: Any = client.chat.completions.create  # the messages are plain dicts
     response = create(
         model=model, messages=prompt.messages(), temperature=0, max_tokens=max_tokens, **extra
     )
-    content = response.choices[0].message.content if response.choices else ""
     usage = response.usage
-    return ModelAnswer(
-        parse_model_review(content or ""),
+    answer = PaidAnswer(
+        (response.choices[0].message.content if response.choices else "") or "",
         usage.prompt_tokens if usage else 0,
         usage.completion_tokens if usage else 0,
-        name,
     )
+    if paid is not None:
+        paid.keep(key, answer)
+    return answer
 
 
 def _model_error(client: openai.OpenAI, exc: Exception) -> ReviewModelError:
@@ -242,19 +282,13 @@ def ask_text_model(
     prompt: ReviewPrompt,
     max_tokens: int,
     deadline: Deadline | None = None,
+    paid: PaidAnswers | None = None,
 ) -> TextAnswer:
-    """A plain-text answer (a reply in a PR's conversation), within ``deadline``."""
+    """A plain-text answer (a reply in a PR's conversation, a description), within
+    ``deadline``; with ``paid``, one already paid for the same request is reused."""
     bounded = _bounded(client, deadline)
-    create: Any = bounded.chat.completions.create  # the messages are plain dicts
     try:
-        response = create(
-            model=model, messages=prompt.messages(), temperature=0, max_tokens=max_tokens
-        )
+        answer = _paid_or_asked(bounded, model, prompt, max_tokens, {}, paid)
     except (openai.APIConnectionError, openai.APIStatusError) as exc:
         raise _model_error(bounded, exc) from None
-    usage = response.usage
-    return TextAnswer(
-        (response.choices[0].message.content if response.choices else "") or "",
-        usage.prompt_tokens if usage else 0,
-        usage.completion_tokens if usage else 0,
-    )
+    return TextAnswer(answer.content, answer.prompt_tokens, answer.completion_tokens)

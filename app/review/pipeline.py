@@ -11,6 +11,7 @@ import openai
 from sqlalchemy import Engine
 
 from app.config import Settings
+from app.db.model_answers import PaidAnswers
 from app.diff.changed import ChangedFunction, SourceReader, changed_functions
 from app.diff.parse import FileDiff
 from app.indexing.embedder import Embedder
@@ -178,13 +179,15 @@ def run_review(
     settings: Settings,
     already_posted: Iterable[str] = (),
     rejected: Rejected | None = None,
+    paid: PaidAnswers | None = None,
 ) -> ReviewResult:
     """Ask the review model once per part and keep the comments GitHub will accept,
     leaving out the findings the repository ``rejected`` before; findings of all parts
     are merged, repeats dropped and the best kept under ``max_comments``. All the calls
-    (format probes, retries, repairs) end within the job's budget."""
+    (format probes, retries, repairs) end within the job's budget; with ``paid``, an
+    answer a failed attempt already paid for is reused."""
     deadline = Deadline(settings.llm_job_budget_seconds)
-    answers = [ask_part(client, part.prompt, settings, deadline) for part in prepared.parts]
+    answers = [ask_part(client, part.prompt, settings, deadline, paid) for part in prepared.parts]
     config = prepared.config
     wanted = [
         c
@@ -218,12 +221,16 @@ def run_review(
 
 
 def ask_part(
-    client: openai.OpenAI, prompt: ReviewPrompt, settings: Settings, deadline: Deadline
+    client: openai.OpenAI,
+    prompt: ReviewPrompt,
+    settings: Settings,
+    deadline: Deadline,
+    paid: PaidAnswers | None = None,
 ) -> ModelAnswer:
     """One part's answer; asked once more, with the format spelled out, if the first
     answer ignored it."""
     answer = ask_review_model(
-        client, settings.review_model, prompt, settings.review_max_tokens, deadline
+        client, settings.review_model, prompt, settings.review_max_tokens, deadline, paid
     )
     if answer.review.usable:
         return answer
@@ -231,7 +238,7 @@ def ask_part(
     repaired = replace(prompt, repair=REPAIR)
     try:
         answer = ask_review_model(
-            client, settings.review_model, repaired, settings.review_max_tokens, deadline
+            client, settings.review_model, repaired, settings.review_max_tokens, deadline, paid
         )
     except ReviewModelError as exc:
         if deadline.remaining() >= MIN_ATTEMPT_SECONDS:  # not the budget: say what it was

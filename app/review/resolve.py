@@ -21,6 +21,8 @@ USER = Template(
     resources.files("app.review").joinpath("prompts/resolve_user.txt").read_text("utf-8")
 )
 RESOLVED = "<!-- reviewbot:resolved -->"
+#: On the reply that says a fixed finding's thread could not be resolved (said once).
+NOT_RESOLVED = "<!-- reviewbot:not-resolved -->"
 RESOLVE_COMMAND = "/resolve"
 #: Lines shown around the place the commented code was, in the new version.
 AROUND = 12
@@ -34,7 +36,7 @@ def people_allow(replies: Iterable[ReviewComment]) -> bool:
 
 def already_answered(replies: Iterable[ReviewComment]) -> bool:
     """The bot already said the thread is fixed (a retry only resolves it)."""
-    return any(r.author.bot and RESOLVED in r.body for r in replies)
+    return said_before(replies, RESOLVED)
 
 
 def commented_lines(text: str, start: int, end: int) -> list[str]:
@@ -77,5 +79,20 @@ def parse_verdict(content: str) -> tuple[bool, str] | None:
 
 
 def resolved_reply(commit: str, why: str) -> str:
+    """Posted once the thread is resolved, never before: it says what happened."""
     said = f" {inert(why)}" if why else ""
-    return f"Fixed in {commit[:12]}.{said} Resolving this thread.\n\n{RESOLVED}"
+    return f"Fixed in {commit[:12]}.{said} Resolved this thread.\n\n{RESOLVED}"
+
+
+def not_resolved_reply(commit: str, why: str) -> str:
+    """Posted when the finding is fixed but the code host refused to resolve the thread."""
+    said = f" {inert(why)}" if why else ""
+    return (
+        f"Fixed in {commit[:12]}.{said} This thread could not be resolved automatically;"
+        f" resolve it by hand.\n\n{NOT_RESOLVED}"
+    )
+
+
+def said_before(replies: Iterable[ReviewComment], marker: str) -> bool:
+    """The bot already posted a reply carrying ``marker`` in this thread."""
+    return any(r.author.bot and marker in r.body for r in replies)

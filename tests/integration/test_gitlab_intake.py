@@ -107,4 +107,43 @@ def test_without_a_secret_gitlab_webhooks_are_off(settings: Settings, engine: En
         answer = plain.post(
             "/webhooks/gitlab", content=body, headers=gitlab_headers(SECRET, MR, "x")
         )
-    assert answer.status_code == 503 and "GITLAB_WEBHOOK_SECRET" in answer.json()["detail"]
+    # 404, not 503: GitLab disables a hook after failures, and this is a setting, not an outage
+    assert answer.status_code == 404 and "GITLAB_WEBHOOK_SECRET" in answer.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("header", "said"),
+    [
+        ("Push Hook", "does not match object_kind 'merge_request'"),
+        ("Totally Unknown Hook", "does not match object_kind 'merge_request'"),
+        ("System Hook", "system hooks are not supported"),
+    ],
+)
+def test_an_event_header_that_disagrees_with_the_body_is_refused(
+    client: TestClient, engine: Engine, header: str, said: str
+) -> None:
+    body = json.dumps(payload("gitlab/merge-request-event", **PROJECT)).encode()
+    sent = gitlab_headers(SECRET, header, "mismatch-1")
+    answer = client.post("/webhooks/gitlab", content=body, headers=sent)
+    assert answer.status_code == 400 and said in answer.json()["detail"]
+    assert recorded(engine) == []
+
+
+def test_a_project_path_too_long_for_the_key_is_400_not_503(
+    client: TestClient, engine: Engine
+) -> None:
+    """GitLab allows long paths in deep groups; with the instance's name in front, the key
+    can pass what reviewbot stores. Refused with a message, never a database error."""
+    deep = "/".join(["g" * 60] * 4) + "/p"  # 245 characters: a path GitLab allows
+    body = json.dumps(
+        payload(
+            "gitlab/merge-request-event",
+            **{"project.id": 15, "project.path_with_namespace": deep},
+        )
+    ).encode()
+    answer = client.post(
+        "/webhooks/gitlab", content=body, headers=gitlab_headers(SECRET, MR, "long-1")
+    )
+    assert answer.status_code == 400
+    assert "project path too long" in answer.json()["detail"]
+    assert recorded(engine) == []

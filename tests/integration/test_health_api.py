@@ -82,3 +82,28 @@ def test_a_heartbeat_from_before_the_database_restarted_is_no_live_worker(
         fresh = client.get("/readyz")
     assert stale.status_code == 503 and "no job worker sent a heartbeat" in stale.json()["error"]
     assert fresh.status_code == 200
+
+
+def test_a_worker_that_missed_its_beats_is_not_counted_long_before_its_jobs_are_taken(
+    settings: Settings, engine: Engine
+) -> None:
+    """A worker killed with -9 stops beating: readiness counts it dead after three missed
+    intervals (30 s at the default 60 s), not after the whole stalled-worker period."""
+    assert settings.stalled_worker_seconds == 60 and settings.worker_alive_seconds == 30
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO procrastinate_workers (last_heartbeat)"
+                " VALUES (now() - interval '35 seconds')"
+            )
+        )
+    with TestClient(create_app(settings, engine, worker=False)) as client:
+        gone = client.get("/readyz")
+        with engine.begin() as conn:
+            conn.execute(
+                text("UPDATE procrastinate_workers SET last_heartbeat = now() - interval '2 s'")
+            )
+        beating = client.get("/readyz")
+    assert gone.status_code == 503
+    assert "no job worker sent a heartbeat in the last 30 s" in gone.json()["error"]
+    assert beating.status_code == 200

@@ -11,11 +11,9 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 from sqlalchemy import Engine, text
-from sqlalchemy.engine import URL
 
 from app.api.main import create_app
 from app.config import Settings
-from app.db.engine import DatabaseTarget, make_engine
 from tests.webhooks import headers, payload
 
 SECRET = "whsec-test-0123456789"
@@ -124,40 +122,3 @@ def test_well_formed_edge_values_are_accepted(client: TestClient, opened: dict[s
     body = changed(opened, "installation.id", 2**63 - 1)
     assert post(client, body, delivery="72d3162e-cc78-11e3-81ab-4c9367dc0958") == 202
     assert post(client, b"{}", event="star") == 200  # nothing to route: acknowledged
-
-
-def test_database_down_is_503_so_the_delivery_is_redelivered_later(
-    settings: Settings, engine: Engine, pg_server_url: URL, opened: dict[str, Any]
-) -> None:
-    """The database refuses connections while the app runs: the delivery is answered 503
-    (GitHub redelivers it later), and neither it nor a job is left behind."""
-    configured = settings.model_copy(update={"github_webhook_secret": SecretStr(SECRET)})
-    name = engine.url.database
-    admin = make_engine(DatabaseTarget(pg_server_url, False), isolation_level="AUTOCOMMIT")
-    body = json.dumps(opened).encode()
-    try:
-        with TestClient(create_app(configured, engine), raise_server_exceptions=False) as client:
-            with admin.connect() as conn:
-                conn.execute(text(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false'))
-                conn.execute(
-                    text(
-                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                        " WHERE datname = :n AND pid <> pg_backend_pid()"
-                    ),
-                    {"n": name},
-                )
-            response = client.post(
-                "/webhooks/github",
-                content=body,
-                headers=headers(SECRET, body, "pull_request", str(uuid.uuid4())),
-            )
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true'))
-        admin.dispose()
-    assert response.status_code == 503
-    assert "redeliver" in response.json()["detail"] and str(name) not in response.text
-    engine.dispose()  # its connections were terminated
-    with engine.connect() as conn:
-        assert conn.execute(text("SELECT count(*) FROM procrastinate_jobs")).scalar_one() == 0
-        assert conn.execute(text("SELECT count(*) FROM webhook_deliveries")).scalar_one() == 0

@@ -16,7 +16,7 @@ from app.jobs.retry import is_transient
 from app.runtime import Runtime
 from tests.conftest import GITHUB_INSTALLATION, GITHUB_REPO
 from tests.fakes.github_server import FakeGitHub
-from tests.fakes.openai_server import FakeOpenAI, summaries_for
+from tests.fakes.openai_server import CHAT, FakeOpenAI, summaries_for
 from tests.shop_repo import CHECKOUT_V2, review_reply
 
 DESCRIPTION = (
@@ -49,6 +49,11 @@ def test_a_502_on_the_description_update_is_retried_and_loses_nothing(
     )
     assert github.pulls[7].body.startswith("Uses the discount helper from pricing.\n\n")
     assert "Applies coupons." in github.pulls[7].body
+    # the retry reused the description the first attempt paid for: one model call
+    described = [
+        b for b in fake_openai.bodies(CHAT) if "writing the description" in b["messages"][0]["content"]
+    ]
+    assert len(described) == 1
 
 
 def test_a_label_github_refuses_leaves_the_description(
@@ -85,13 +90,23 @@ def test_a_failed_resolve_leaves_the_thread_open_and_the_review_posted(
     assert len(github.reviews) == 2 and github.resolved_threads == set()
     refused = [r.getMessage() for r in caplog.records if "thread.not_resolved" in r.getMessage()]
     assert refused and f"comment={first['id']}" in refused[0]
-    github.mutations_fail = False  # the next push resolves it; the reply is not repeated
+
+    def replies() -> list[str]:
+        return [c["body"] for c in github.review_comments if c.get("in_reply_to_id") == first["id"]]
+
+    # the reply says what happened: not "Resolving" under a thread that stayed open
+    [said] = replies()
+    assert "could not be resolved automatically" in said and "Resolved this thread" not in said
     repo.write("shop/notes.py", "def note():\n    return 1\n")
     github.pulls[7].head = repo.commit("Notes")
+    review_pull_request(run, GITHUB_REPO, GITHUB_INSTALLATION, 7)  # refused again
+    assert len(replies()) == 1  # said once
+    github.mutations_fail = False  # the next push resolves it, and says so once
+    repo.write("shop/notes.py", "def note():\n    return 2\n")
+    github.pulls[7].head = repo.commit("Notes again")
     review_pull_request(run, GITHUB_REPO, GITHUB_INSTALLATION, 7)
     assert github.resolved_threads == {first["id"]}
-    replies = [c for c in github.review_comments if c.get("in_reply_to_id") == first["id"]]
-    assert len(replies) == 1
+    assert len(replies()) == 2 and "Resolved this thread." in replies()[1]
 
 
 def test_help_lists_the_commands_and_the_effective_settings_once(

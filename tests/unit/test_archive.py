@@ -231,5 +231,64 @@ def test_a_member_that_breaks_while_it_is_read_is_an_archive_error() -> None:
     broken = whole[: len(whole) // 2]  # cut in the middle of a.py's data
     files = archive_files(io.BytesIO(broken), RepoConfig(), ArchiveLimits())
     first = next(files)
-    with pytest.raises(ArchiveError, match="the archive cannot be read: ReadError"):
+    with pytest.raises(ArchiveError, match=r"cannot be read in member 'a\.py': ReadError"):
         first.read()  # read later, by the indexer, outside the archive's own loop
+
+
+def _checksummed(header: bytearray) -> bytes:
+    header[148:156] = b" " * 8
+    header[148:155] = f"{sum(header):06o}\0".encode()
+    return bytes(header)
+
+
+def _old_gnu_sparse_bomb(extensions: int) -> bytes:
+    """An old-GNU sparse member whose map goes on for ``extensions`` blocks of 512 bytes,
+    each saying another follows: tarfile reads them all before the first byte of data."""
+    info = tarfile.TarInfo("src/big.py")
+    info.size = 0
+    header = bytearray(info.tobuf(format=tarfile.GNU_FORMAT))
+    header[156:157] = tarfile.GNUTYPE_SPARSE
+    header[482] = 1  # an extension block follows
+    block = bytearray(512)
+    block[0:12], block[12:24] = b"00000000000\0", b"00000000001\0"
+    block[504] = 1  # and another after it
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    out = [packer.compress(_checksummed(header))]
+    out += [packer.compress(bytes(block)) for _ in range(extensions)]
+    out.append(packer.flush())
+    return b"".join(out)
+
+
+def test_an_old_gnu_sparse_member_is_refused_before_its_map_is_read() -> None:
+    archive = _old_gnu_sparse_bomb(50_000)  # 25 MB of map in a small download
+    assert len(archive) < 2 * MIB
+    tracemalloc.start()
+    try:
+        with pytest.raises(ArchiveError, match=r"'src/big\.py' is a sparse file"):
+            list(archive_files(io.BytesIO(archive), RepoConfig(), ArchiveLimits()))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * MIB
+
+
+@pytest.mark.parametrize(
+    "pax",
+    [
+        {"GNU.sparse.major": "1", "GNU.sparse.minor": "0", "GNU.sparse.realsize": "10"},
+        {"GNU.sparse.map": "0,1", "GNU.sparse.size": "10"},
+        {"GNU.sparse.size": "10", "GNU.sparse.numblocks": "1"},
+    ],
+)
+def test_a_pax_sparse_member_is_refused(pax: dict[str, str]) -> None:
+    info = tarfile.TarInfo("src/sparse.py")
+    info.size, info.pax_headers = 4, pax
+    data = tar_bytes([info])
+    with pytest.raises(ArchiveError, match="is a sparse file"):
+        files_of(data)
+
+
+def test_a_truncated_archive_names_the_member_it_broke_in() -> None:
+    data = tar_bytes([("a.py", b"a = 1\n"), ("b.py", b"b = 2\n" * 200)])
+    with pytest.raises(ArchiveError, match=r"cannot be read in member 'b\.py'"):
+        files_of(data[: 1536 + 100])

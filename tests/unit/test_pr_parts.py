@@ -14,7 +14,7 @@ from app.diff.parse import parse_diff
 from app.forge.models import ReviewComment
 from app.github import records
 from app.llm.tokens import estimate_tokens
-from app.review.budget import budget_note, cost_line, exceeded
+from app.review.budget import budget_note, cost_line, exceeded, per_pr_limit
 from app.review.config import parse_review_config
 from app.review.describe import Description, author_text, merged_body, parse_description, section
 from app.review.gate import Finding, blocking, gate_outcome
@@ -94,15 +94,33 @@ def test_the_gate_counts_open_findings_at_or_above_its_severity() -> None:
 NOW = datetime(2026, 12, 3, 20, 30, tzinfo=UTC)
 
 
+NO_PR_BUDGET = per_pr_limit(None, None)
+
+
 def test_budgets_say_which_and_when_they_reset() -> None:
-    assert exceeded(900, 1000, 5000, None, NOW) is None
-    day = exceeded(1000, 1000, 0, None, NOW)
+    assert exceeded(900, 1000, 5000, NO_PR_BUDGET, NOW) is None
+    day = exceeded(1000, 1000, 0, NO_PR_BUDGET, NOW)
     assert day is not None and day.key == "day:2026-12-03"
     note = budget_note(day, NOW)
     assert "daily budget of 1,000 model tokens" in note and "in about 4 h" in note
-    pr = exceeded(10, 1000, 600, 500, NOW)
+    assert "REVIEWBOT_BUDGET_TOKENS_PER_DAY" in note
+    pr = exceeded(10, 1000, 600, per_pr_limit(500, None), NOW)
     assert pr is not None and pr.key == "pr:pr"
     assert "It does not reset" in budget_note(pr, NOW)
+
+
+def test_the_budget_note_names_where_the_limit_was_set() -> None:
+    """Set by the deployment's environment with no file in the repository, the note must
+    not send people to a `.reviewbot.toml` that does not exist."""
+    from_env = exceeded(0, None, 600, per_pr_limit(None, 500), NOW)
+    assert from_env is not None
+    said = budget_note(from_env, NOW)
+    assert "`REVIEWBOT_BUDGET_TOKENS_PER_PR`" in said and ".reviewbot.toml" not in said
+    from_file = exceeded(0, None, 600, per_pr_limit(500, 100_000), NOW)
+    assert from_file is not None and from_file.limit == 500
+    assert "`budget_tokens_per_pr` in this repository's `.reviewbot.toml`" in budget_note(
+        from_file, NOW
+    )
 
 
 def test_the_cost_of_a_review_in_tokens_and_dollars() -> None:

@@ -39,6 +39,31 @@ class WebhookDelivery(Base):
     processed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
+class RedeliveryWatermark(Base):
+    """How far back the redelivery pass has read a hook's delivery log (GitHub's attempt
+    id): the next pass reads back to it."""
+
+    __tablename__ = "redelivery_watermarks"
+
+    hook: Mapped[str] = mapped_column(String(64), primary_key=True)
+    attempt_id: Mapped[int] = mapped_column(BigInteger)
+    updated_at: Mapped[datetime] = created_column()
+
+
+class ModelAnswer(Base):
+    """A model's answer by a hash of the request (model, messages, format, length): a
+    retried job reuses what it already paid for."""
+
+    __tablename__ = "model_answers"
+    __table_args__ = (Index("ix_model_answers_created_at", "created_at"),)
+
+    request_sha: Mapped[str] = mapped_column(String(64), primary_key=True)
+    content: Mapped[str] = mapped_column(Text)
+    prompt_tokens: Mapped[int] = mapped_column(Integer)
+    completion_tokens: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = created_column()
+
+
 class Review(Base):
     """One review per (repository, PR, head SHA): intent is recorded before posting."""
 

@@ -72,17 +72,45 @@ def handled_deliveries(
 
 
 def mark_redelivery_requested(
-    conn: Connection, delivery: str, event: str, action: str | None
+    conn: Connection, delivery: str, event: str, action: str | None, seconds_ago: float = 0.0
 ) -> None:
-    """Remember that a redelivery was asked for (unless the delivery was handled since)."""
+    """Remember that a redelivery was asked for (unless the delivery was handled since),
+    as of ``seconds_ago``: the pass's start, so that "asked within the last N minutes" is
+    measured between passes, not from wherever in a long pass the ask fell."""
     conn.execute(
         text(
             "INSERT INTO webhook_deliveries (delivery_id, event, action, status, processed_at)"
-            " VALUES (:d, :e, :a, :r, now()) ON CONFLICT (delivery_id) DO UPDATE"
-            " SET status = :r, processed_at = now()"
+            " VALUES (:d, :e, :a, :r, now() - make_interval(secs => :ago))"
+            " ON CONFLICT (delivery_id) DO UPDATE"
+            " SET status = :r, processed_at = now() - make_interval(secs => :ago)"
             " WHERE webhook_deliveries.status <> ALL(:s)"
         ),
-        {"d": delivery, "e": event, "a": action, "r": REQUESTED, "s": list(HANDLED)},
+        {
+            "d": delivery,
+            "e": event,
+            "a": action,
+            "r": REQUESTED,
+            "s": list(HANDLED),
+            "ago": seconds_ago,
+        },
+    )
+
+
+def redelivery_watermark(conn: Connection, hook: str) -> int | None:
+    """The newest delivery attempt id the redelivery pass has fully read back to."""
+    found = conn.execute(
+        text("SELECT attempt_id FROM redelivery_watermarks WHERE hook = :h"), {"h": hook}
+    ).scalar()
+    return int(found) if found is not None else None
+
+
+def set_redelivery_watermark(conn: Connection, hook: str, attempt_id: int) -> None:
+    conn.execute(
+        text(
+            "INSERT INTO redelivery_watermarks (hook, attempt_id) VALUES (:h, :i)"
+            " ON CONFLICT (hook) DO UPDATE SET attempt_id = :i, updated_at = now()"
+        ),
+        {"h": hook, "i": attempt_id},
     )
 
 
