@@ -106,10 +106,13 @@ def changed_functions(
     ]
 
 
-def mine_cochange(git_dir: str, repo: str, lang: str, limit: int, scan: int) -> list[CoChangeCase]:
-    """Up to ``limit`` cases from the newest ``scan`` first-parent commits, oldest first."""
+def mine_cochange(
+    git_dir: str, repo: str, lang: str, limit: int, scan: int, head: str = "HEAD"
+) -> list[CoChangeCase]:
+    """Up to ``limit`` cases from the newest ``scan`` first-parent commits of ``head``,
+    oldest first."""
     spec = LANGS[lang]
-    commits = git(git_dir, "rev-list", "--first-parent", f"-n{scan}", "HEAD").split()
+    commits = git(git_dir, "rev-list", "--first-parent", f"-n{scan}", head).split()
     cases: list[CoChangeCase] = []
     for commit in commits:
         parents = git(git_dir, "rev-list", "--parents", "-n1", commit).split()[1:]
@@ -121,6 +124,27 @@ def mine_cochange(git_dir: str, repo: str, lang: str, limit: int, scan: int) -> 
             if len(cases) >= limit:
                 break
     return list(reversed(cases))
+
+
+def pinned_case(git_dir: str, repo: str, lang: str, commit: str) -> CoChangeCase:
+    """The case of a pinned commit, derived again from the commit and its first parent
+    (the derivation reads nothing else, so a rerun anywhere gives the same case)."""
+    parents = git(git_dir, "rev-list", "--parents", "-n1", commit).split()[1:]
+    case = _case(git_dir, repo, LANGS[lang], parents[0], commit) if parents else None
+    if case is None:
+        raise ValueError(f"{repo}@{commit[:12]} no longer makes a case: the rules changed")
+    return case
+
+
+def case_key(case: CoChangeCase) -> dict[str, object]:
+    """What a pinned case records: the commit and what the benchmark asks of it."""
+    return {
+        "commit": case.commit,
+        "given": case.given,
+        "targets": [
+            [t.definition.path, t.definition.start, t.definition.end] for t in case.targets
+        ],
+    }
 
 
 def _case(git_dir: str, repo: str, spec: Lang, parent: str, commit: str) -> CoChangeCase | None:
