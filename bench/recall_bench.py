@@ -49,8 +49,22 @@ REPOS = [
     ("colinhacks/zod", "typescript"),
     ("sindresorhus/ky", "typescript"),
     ("pmndrs/zustand", "typescript"),
+    # held out (issue 47): the co-change benchmark's, mined from the commit pinned there
+    ("pallets/flask", "python"),
+    ("encode/uvicorn", "python"),
+    ("marshmallow-code/marshmallow", "python"),
+    ("labstack/echo", "go"),
+    ("go-chi/chi", "go"),
+    ("spf13/viper", "go"),
+    ("immerjs/immer", "typescript"),
+    ("pmndrs/jotai", "typescript"),
 ]
 BUDGETS = (2000, 4000, 8000)
+#: The co-change benchmark's pins (bench/cases/cochange.json): the commit each
+#: repository's cases were mined from, and which repositories are held out.
+_PINS = json.loads((Path(__file__).parent / "cases" / "cochange.json").read_text())
+PINNED_HEADS = {name: str(pin["mined_from"]) for name, pin in _PINS.items()}
+HELD_OUT = frozenset(name for name, pin in _PINS.items() if pin["held_out"])
 
 
 @dataclass(frozen=True)
@@ -227,7 +241,8 @@ def main() -> None:
             for full_name, language in [r for r in REPOS if r[0] in only]:
                 git_dir = str(args.mirrors / full_name.replace("/", "+") / "repo")
                 started = time.perf_counter()
-                cases = mine(git_dir, full_name, language, args.cases, args.scan)
+                head = PINNED_HEADS.get(full_name, "HEAD")
+                cases = mine(git_dir, full_name, language, args.cases, args.scan, head)
                 mined = time.perf_counter() - started
                 for case in cases:
                     runner.index(full_name, git_dir, case.parent)
@@ -242,6 +257,7 @@ def main() -> None:
                             {
                                 "repo": full_name,
                                 "language": language,
+                                "held_out": full_name in HELD_OUT,
                                 "commit": case.commit,
                                 "retriever": retriever,
                                 "targets": len(case.targets),
@@ -281,13 +297,18 @@ def report(rows: list[dict[str, object]], timings: dict[str, list[float]], embed
     print("|---|---|---|" + "---|" * len(metrics))
     groups: dict[tuple[str, str], list[dict[str, object]]] = defaultdict(list)
     for r in rows:
-        groups[(str(r["retriever"]), "all")].append(r)
-        groups[(str(r["retriever"]), str(r["language"]))].append(r)
+        sample = "held out" if r.get("held_out") else "in sample"
+        groups[(str(r["retriever"]), sample)].append(r)
+        groups[(str(r["retriever"]), f"{sample} {r['language']}")].append(r)
     order = [*retrievers(), "BM25"]
     for retriever in order:
-        scopes = ("all", "python", "go", "typescript")
+        scopes = tuple(
+            f"{sample}{lang}"
+            for sample in ("held out", "in sample")
+            for lang in ("", " python", " go", " typescript")
+        )
         if retriever not in {"reviewbot", "BM25"}:
-            scopes = ("all",)
+            scopes = ("held out", "in sample")
         for scope in scopes:
             group = groups.get((retriever, scope), [])
             if group:

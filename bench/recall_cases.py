@@ -219,13 +219,16 @@ def _added_lines(git_dir: str, parent: str, commit: str, path: str) -> set[int]:
     return lines
 
 
-def mine(git_dir: str, repo: str, lang: str, limit: int, scan: int = 1500) -> list[Case]:
-    """Up to ``limit`` cases from the newest ``scan`` first-parent commits, oldest first.
+def mine(
+    git_dir: str, repo: str, lang: str, limit: int, scan: int = 1500, head: str = "HEAD"
+) -> list[Case]:
+    """Up to ``limit`` cases from the newest ``scan`` first-parent commits of ``head``,
+    oldest first.
 
     A merge on the first-parent line is taken against its first parent: the whole change
     of the pull request it merged, which is what a review sees."""
     spec = LANGS[lang]
-    commits = git(git_dir, "rev-list", "--first-parent", f"-n{scan}", "HEAD")
+    commits = git(git_dir, "rev-list", "--first-parent", f"-n{scan}", head)
     cases: list[Case] = []
     for commit in commits.split():
         parents = git(git_dir, "rev-list", "--parents", "-n1", commit).split()[1:]

@@ -18,6 +18,10 @@ stamp="$(sha256sum "$ROOT/pyproject.toml" | cut -d' ' -f1) $EXTRAS"
 if [ "$(cat "$VENV/.bootstrap-stamp" 2>/dev/null)" != "$stamp" ]; then
     echo "installing reviewbot and its dependencies into $VENV ..." >&2
     "$VENV/bin/python" -m pip install --quiet --upgrade pip >&2
-    "$VENV/bin/python" -m pip install --quiet -e "$ROOT[$EXTRAS]" >&2
+    # setuptools tells of every editable install whose packages are mapped (migrations/
+    # installs as reviewbot_migrations) that folders named like a package may shadow it:
+    # true of any such project, and nothing to act on, so it is not shown
+    PYTHONWARNINGS="ignore:Editable installation" \
+        "$VENV/bin/python" -m pip install --quiet -e "$ROOT[$EXTRAS]" >&2
     echo "$stamp" > "$VENV/.bootstrap-stamp"
 fi

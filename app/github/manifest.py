@@ -155,8 +155,9 @@ def refuse_overwrite(env_file: Path, force: bool) -> None:
     not given: checked before the App is created, and again before writing."""
     if not env_file.is_file() or force:
         return
-    keys = [line.split("=", 1)[0].strip() for line in env_file.read_text().splitlines()]
-    found = [k for k in keys if k in CREDENTIAL_KEYS]
+    # a key with an empty value (as .env.example has them) is unset: nothing to replace
+    pairs = [line.split("=", 1) for line in env_file.read_text().splitlines() if "=" in line]
+    found = [k.strip() for k, v in pairs if k.strip() in CREDENTIAL_KEYS and v.strip()]
     if found:
         raise ConfigError(
             f"{env_file} already holds {', '.join(found)}; pass --force to replace them"

@@ -51,7 +51,9 @@ def test_a_502_on_the_description_update_is_retried_and_loses_nothing(
     assert "Applies coupons." in github.pulls[7].body
     # the retry reused the description the first attempt paid for: one model call
     described = [
-        b for b in fake_openai.bodies(CHAT) if "writing the description" in b["messages"][0]["content"]
+        b
+        for b in fake_openai.bodies(CHAT)
+        if "writing the description" in b["messages"][0]["content"]
     ]
     assert len(described) == 1
 

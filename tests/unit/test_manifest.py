@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from app.github.manifest import (
     write_credentials,
 )
 
+ROOT = Path(__file__).resolve().parents[2]
 APP = NewApp(7, "reviewbot", "-----BEGIN RSA PRIVATE KEY-----\nx\n", "whsec", "Iv1.a", "cs", "")
 
 
@@ -114,6 +116,16 @@ def test_existing_credentials_are_kept_unless_forced(tmp_path: Path) -> None:
     write_credentials(env_file, APP, "https://api.github.com", force=True)
     assert "GITHUB_APP_ID=3" not in env_file.read_text().splitlines()
     assert "GITHUB_APP_ID=7" in env_file.read_text().splitlines()
+
+
+def test_the_example_env_file_takes_the_credentials_without_force(tmp_path: Path) -> None:
+    """The README's path: copy .env.example (every key empty), then `reviewbot setup`."""
+    env_file = tmp_path / ".env"
+    shutil.copy(ROOT / ".env.example", env_file)
+    write_credentials(env_file, APP, "https://api.github.com", force=False)
+    lines = env_file.read_text().splitlines()
+    assert "GITHUB_APP_ID=7" in lines and "GITHUB_APP_ID=" not in lines
+    assert "OPENAI_API_KEY=" in lines  # the example's other lines are kept
 
 
 @pytest.mark.parametrize("code", ["", "../../user", "a b", "x" * 101])
