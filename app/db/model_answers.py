@@ -1,13 +1,15 @@
-"""Model answers already paid for, kept by a hash of exactly what was asked (the model,
-the messages, the response format, the length cap): a job retried after the model
-answered but before its result was posted (the code host failed, the worker died)
-reuses the answer instead of paying for it again. Kept two days.
+"""Model answers already paid for, kept by the job that asked and a hash of exactly what
+it asked (the model, the messages, the response format, the length cap): a job retried
+after the model answered but before its result was posted (the code host failed, the
+worker died) reuses the answer instead of paying for it again. Another job (a new
+``/describe``, a new push) asks afresh. Kept two days.
 
 A failure here never fails the job: the answer is then asked for (and paid) again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from dataclasses import dataclass
 
@@ -29,10 +31,20 @@ class PaidAnswer:
 
 
 class PaidAnswers:
-    """The ``model_answers`` table. The constructor does no I/O."""
+    """The answers one job (``scope``) paid for, in the ``model_answers`` table. The
+    constructor does no I/O."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, scope: str) -> None:
         self.engine = engine
+        self.scope = scope
+
+    @classmethod
+    def of_job(cls, engine: Engine, job_id: int | None) -> PaidAnswers | None:
+        """A queued job's answers; None outside a job (the CLI), where nothing retries."""
+        return cls(engine, f"job:{job_id}") if job_id is not None else None
+
+    def _key(self, request_sha: str) -> str:
+        return hashlib.sha256(f"{self.scope}:{request_sha}".encode()).hexdigest()
 
     def find(self, request_sha: str) -> PaidAnswer | None:
         try:
@@ -42,7 +54,7 @@ class PaidAnswers:
                         "SELECT content, prompt_tokens, completion_tokens FROM model_answers"
                         " WHERE request_sha = :k AND created_at > now() - CAST(:keep AS interval)"
                     ),
-                    {"k": request_sha, "keep": KEEP},
+                    {"k": self._key(request_sha), "keep": KEEP},
                 ).one_or_none()
         except DBAPIError as exc:
             log.warning(kv("model_answers.unreadable", error=type(exc.orig).__name__))
@@ -68,7 +80,7 @@ class PaidAnswers:
                         " completion_tokens = excluded.completion_tokens, created_at = now()"
                     ),
                     {
-                        "k": request_sha,
+                        "k": self._key(request_sha),
                         "c": answer.content,
                         "p": answer.prompt_tokens,
                         "o": answer.completion_tokens,

@@ -28,8 +28,10 @@ def run_command(
     command: str,
     user: str | None,
     comment_id: int | None,
+    job_id: int | None = None,
 ) -> str:
-    """Run one command; returns what happened (for logs and tests)."""
+    """Run one command; returns what happened (for logs and tests). ``job_id``: the
+    queued job running it, whose retries reuse the model answers it paid for."""
     api = run.host.repository(installation_id, repo)
     if command == "help":
         return answer_help(run, api, pr_number, comment_id)
@@ -42,12 +44,14 @@ def run_command(
     if command == "review":
         admin = permission == "admin"
         return review_pull_request(
-            run, repo, installation_id, pr_number, full=True, over_budget=admin
+            run, repo, installation_id, pr_number, full=True, over_budget=admin, job_id=job_id
         )
     if command == "describe":
         from app.flows.describe import describe_pull_request
 
-        return describe_pull_request(run, repo, installation_id, pr_number, asked=True)
+        return describe_pull_request(
+            run, repo, installation_id, pr_number, asked=True, job_id=job_id
+        )
     index_repository(run, repo, installation_id, full=True)
     return "reindexed"
 

@@ -31,10 +31,16 @@ log = logging.getLogger(__name__)
 
 
 def describe_pull_request(
-    run: Runtime, repo: str, installation_id: int, pr_number: int, asked: bool = False
+    run: Runtime,
+    repo: str,
+    installation_id: int,
+    pr_number: int,
+    asked: bool = False,
+    job_id: int | None = None,
 ) -> str:
     """Describe the PR as its repository's ``describe`` says (``asked``: by ``/describe``,
-    which appends when the setting is off); returns what happened."""
+    which appends when the setting is off); returns what happened. A retry of job
+    ``job_id`` reuses the description its earlier attempt paid for."""
     api = run.host.repository(installation_id, repo)
     config = repository_review_config(api, pr_number)
     mode = config.describe or run.settings.review_describe
@@ -66,7 +72,7 @@ def describe_pull_request(
             prompt,
             run.settings.review_max_tokens,
             deadline,
-            PaidAnswers(run.engine),  # a retry after a failed post does not pay again
+            PaidAnswers.of_job(run.engine, job_id),
         )
         model = run.settings.review_model
         spend(

@@ -212,7 +212,7 @@ def _review(
         calls, tokens = sum(q.calls for q in queried), sum(q.tokens for q in queried)
         record_usage(conn, repo_id, "embedding", embedder.model, calls, tokens)
         rejected = Rejected.of(rejected_findings(conn, repo_id))
-    paid = PaidAnswers(run.engine)  # a retry after a failed post does not pay again
+    paid = PaidAnswers.of_job(run.engine, job_id)  # a retry does not pay again
     result = run_review(llm, prepared, run.settings, posted, rejected, paid)
     _record_model_use(run, repo, repo_id, pr_number, pr.head_sha, result)
     # the context's lines are those of the commit the index holds

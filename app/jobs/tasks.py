@@ -109,7 +109,9 @@ def review_pull_request(
 def describe_pull_request(
     context: JobContext, repo: str, installation_id: int, pr_number: int
 ) -> None:
-    describe.describe_pull_request(runtime(context), repo, installation_id, pr_number)
+    describe.describe_pull_request(
+        runtime(context), repo, installation_id, pr_number, job_id=context.job.id
+    )
 
 
 @queue.task(name=TaskName.INDEX, pass_context=True, retry=RETRY)
@@ -167,7 +169,14 @@ def pr_command(
     comment_id: int | None,
 ) -> None:
     commands.run_command(
-        runtime(context), repo, installation_id, pr_number, command, user, comment_id
+        runtime(context),
+        repo,
+        installation_id,
+        pr_number,
+        command,
+        user,
+        comment_id,
+        job_id=context.job.id,
     )
 
 

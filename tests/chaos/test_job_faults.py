@@ -14,6 +14,7 @@ from sqlalchemy.engine import URL
 from app.config import Settings
 from app.jobs.queue import opened_queue, recover_stalled_jobs
 from tests.fakes.github_server import FakeGitHub
+from tests.fakes.openai_server import CHAT, FakeOpenAI
 from tests.support.app import (
     SECRET,
     free_port,
@@ -121,7 +122,7 @@ def test_permanent_error_fails_in_one_attempt_with_a_clear_error(
 
 
 def test_transient_errors_are_retried_until_the_review_is_posted(
-    github_settings: Settings, engine: Engine, github: FakeGitHub
+    github_settings: Settings, engine: Engine, github: FakeGitHub, fake_openai: FakeOpenAI
 ) -> None:
     github.fail_next("POST", "/pulls/7/reviews", [502, 503])
     with serving(github_settings, engine, worker=True) as base:
@@ -134,6 +135,11 @@ def test_transient_errors_are_retried_until_the_review_is_posted(
         (2, True),
     ]
     assert len(github.reviews) == 1
+    # three attempts, one review paid for: the retries reused the model's answer
+    reviews_asked = [
+        b for b in fake_openai.bodies(CHAT) if "### chunk" not in b["messages"][-1]["content"]
+    ]
+    assert len(reviews_asked) == 1
 
 
 def test_worker_survives_a_database_outage(

@@ -23,7 +23,7 @@ def test_the_same_request_is_answered_once_and_reused(
     engine: Engine, fake_openai: FakeOpenAI
 ) -> None:
     fake_openai.chat_reply = lambda body: REVIEW
-    paid = PaidAnswers(engine)
+    paid = PaidAnswers(engine, "job:1")
     prompt = ReviewPrompt("system", "review this diff")
     first = ask_review_model(_client(fake_openai), "gpt-4o", prompt, 512, paid=paid)
     again = ask_review_model(_client(fake_openai), "gpt-4o", prompt, 512, paid=paid)
@@ -34,6 +34,10 @@ def test_the_same_request_is_answered_once_and_reused(
     ask_review_model(_client(fake_openai), "gpt-4o", other, 512, paid=paid)
     ask_text_model(_client(fake_openai), "gpt-4o", prompt, 512, paid=paid)  # another format
     assert fake_openai.calls(CHAT) == 3
+    # another job (a new /describe, a new push) asks afresh, even for the same request
+    ask_review_model(_client(fake_openai), "gpt-4o", prompt, 512, paid=PaidAnswers(engine, "job:2"))
+    assert fake_openai.calls(CHAT) == 4
+    assert PaidAnswers.of_job(engine, None) is None  # outside a job nothing retries
 
 
 def test_a_database_that_fails_costs_a_call_not_the_job(
@@ -42,7 +46,7 @@ def test_a_database_that_fails_costs_a_call_not_the_job(
     fake_openai.chat_reply = lambda body: "an answer"
     with engine.begin() as conn:
         conn.execute(text("DROP TABLE model_answers"))
-    paid = PaidAnswers(engine)
+    paid = PaidAnswers(engine, "job:1")
     prompt = ReviewPrompt("system", "a question")
     assert ask_text_model(_client(fake_openai), "m", prompt, 64, paid=paid).text == "an answer"
     assert ask_text_model(_client(fake_openai), "m", prompt, 64, paid=paid).text == "an answer"
@@ -50,7 +54,7 @@ def test_a_database_that_fails_costs_a_call_not_the_job(
 
 
 def test_answers_are_kept_two_days(engine: Engine) -> None:
-    paid = PaidAnswers(engine)
+    paid = PaidAnswers(engine, "job:1")
     paid.keep("k1", PaidAnswer("old", 10, 2))
     assert paid.find("k1") == PaidAnswer("old", 10, 2)
     with engine.begin() as conn:
@@ -58,5 +62,5 @@ def test_answers_are_kept_two_days(engine: Engine) -> None:
     assert paid.find("k1") is None
     paid.keep("k2", PaidAnswer("new", 1, 1))  # pruned as a new one is kept
     with engine.connect() as conn:
-        kept = conn.execute(text("SELECT request_sha FROM model_answers")).scalars().all()
-    assert kept == ["k2"]
+        kept = conn.execute(text("SELECT count(*) FROM model_answers")).scalar_one()
+    assert kept == 1 and paid.find("k2") == PaidAnswer("new", 1, 1)

@@ -41,15 +41,14 @@ def test_a_502_on_the_description_update_is_retried_and_loses_nothing(
     fake_openai.chat_reply = _describing
     github.fail_next("PATCH", "/pulls/7", [502])
     with pytest.raises(GitHubError) as failed:
-        describe_pull_request(run, GITHUB_REPO, GITHUB_INSTALLATION, 7, asked=True)
+        describe_pull_request(run, GITHUB_REPO, GITHUB_INSTALLATION, 7, asked=True, job_id=77)
     assert failed.value.status == 502 and is_transient(failed.value)  # the job retries it
     assert github.pulls[7].body == "Uses the discount helper from pricing."
-    assert describe_pull_request(run, GITHUB_REPO, GITHUB_INSTALLATION, 7, asked=True) == (
-        "described"
-    )
+    retried = describe_pull_request(run, GITHUB_REPO, GITHUB_INSTALLATION, 7, True, job_id=77)
+    assert retried == "described"
     assert github.pulls[7].body.startswith("Uses the discount helper from pricing.\n\n")
     assert "Applies coupons." in github.pulls[7].body
-    # the retry reused the description the first attempt paid for: one model call
+    # the retry (job 77 again) reused the description its first attempt paid for
     described = [
         b
         for b in fake_openai.bodies(CHAT)
