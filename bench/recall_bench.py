@@ -49,15 +49,6 @@ REPOS = [
     ("colinhacks/zod", "typescript"),
     ("sindresorhus/ky", "typescript"),
     ("pmndrs/zustand", "typescript"),
-    # held out (issue 47): the co-change benchmark's, mined from the commit pinned there
-    ("pallets/flask", "python"),
-    ("encode/uvicorn", "python"),
-    ("marshmallow-code/marshmallow", "python"),
-    ("labstack/echo", "go"),
-    ("go-chi/chi", "go"),
-    ("spf13/viper", "go"),
-    ("immerjs/immer", "typescript"),
-    ("pmndrs/jotai", "typescript"),
 ]
 BUDGETS = (2000, 4000, 8000)
 #: The co-change benchmark's pins (bench/cases/cochange.json): the commit each
@@ -65,6 +56,8 @@ BUDGETS = (2000, 4000, 8000)
 _PINS = json.loads((Path(__file__).parent / "cases" / "cochange.json").read_text())
 PINNED_HEADS = {name: str(pin["mined_from"]) for name, pin in _PINS.items()}
 HELD_OUT = frozenset(name for name, pin in _PINS.items() if pin["held_out"])
+# the held-out repositories are the co-change benchmark's, mined from the commits pinned there
+REPOS += sorted((name, str(_PINS[name]["language"])) for name in HELD_OUT)
 
 
 @dataclass(frozen=True)

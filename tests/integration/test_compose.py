@@ -22,7 +22,7 @@ from app.config import Settings
 from app.github.manifest import NewApp, write_credentials
 from tests.fakes.loopback import free_port
 from tests.processes import clean_env
-from tests.support.app import wait_for
+from tests.support.app import http_status, wait_for
 from tests.webhooks import gitlab_headers, payload
 
 pytestmark = pytest.mark.slow
@@ -139,7 +139,7 @@ def test_a_gitlab_only_deployment_serves_gitlab_webhooks(
     )
     try:
         base = f"http://127.0.0.1:{port}"
-        wait_for(lambda: _status(f"{base}/healthz") == 200, seconds=60)
+        wait_for(lambda: http_status(f"{base}/healthz") == 200, seconds=60)
         body = json.dumps(
             payload(
                 "gitlab/merge-request-event",
@@ -172,10 +172,3 @@ def test_a_gitlab_only_deployment_serves_gitlab_webhooks(
     assert checks["database"]["ok"] and checks["git"]["ok"] and checks["job queue"]["ok"]
     assert "GitHub App" not in checks
     assert any(name.startswith("GitLab") for name in checks)  # gitlab.com: no network here
-
-
-def _status(url: str) -> int:
-    try:
-        return httpx.get(url, timeout=5).status_code
-    except httpx.HTTPError:
-        return 0

@@ -24,7 +24,7 @@ from sqlalchemy.engine import URL
 
 from tests.fakes.loopback import free_port
 from tests.processes import clean_env
-from tests.support.app import wait_for
+from tests.support.app import http_status, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -171,7 +171,7 @@ def test_the_installed_package_migrates_serves_and_works(
     )
     try:
         base = f"http://127.0.0.1:{port}"
-        wait_for(lambda: _status(f"{base}/healthz") == 200, seconds=90)
+        wait_for(lambda: http_status(f"{base}/healthz") == 200, seconds=90)
         login = httpx.get(f"{base}/admin/login", timeout=10)
         assert login.status_code == 200 and "<form" in login.text
         css = re.search(r'href="(/admin/static/[^"]+\.css)"', login.text)
@@ -210,10 +210,3 @@ def test_the_installed_package_migrates_serves_and_works(
     time.sleep(max(0.0, 6.5 - (time.time() - (tmp_path / "heartbeat").stat().st_mtime)))
     stale = _run(installed, env, "healthcheck")
     assert stale.returncode == 1 and "heartbeat is" in stale.stderr
-
-
-def _status(url: str) -> int:
-    try:
-        return httpx.get(url, timeout=5).status_code
-    except httpx.HTTPError:
-        return 0

@@ -96,3 +96,13 @@ def jobs_left(engine: Engine) -> int:
                 )
             ).scalar_one()
         )
+
+
+def http_status(url: str) -> int:
+    """The status ``url`` answers a GET with; 0 when nothing answers (yet)."""
+    import httpx
+
+    try:
+        return httpx.get(url, timeout=5).status_code
+    except httpx.HTTPError:
+        return 0
