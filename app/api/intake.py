@@ -119,7 +119,12 @@ class Intake:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), DRAIN_IDLE_SECONDS)
             self._wake.clear()
-            if not await self.drain_once():
+            try:
+                drained = await self.drain_once()
+            except Exception as exc:  # the drainer must outlive any one bad round
+                log.error(kv("spool.drain_failed", error=type(exc).__name__), exc_info=exc)
+                drained = False
+            if not drained:
                 await asyncio.sleep(DRAIN_RETRY_SECONDS)
 
     async def drain_once(self) -> bool:

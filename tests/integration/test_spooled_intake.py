@@ -184,3 +184,21 @@ def test_an_unreadable_spool_file_is_set_aside_not_retried(
     with TestClient(create_app(configured, engine), raise_server_exceptions=False):
         wait_for(lambda: (spool_dir / "failed" / "00000000000000000001-broken.json").exists(), 30)
     assert list(spool_dir.glob("*.json")) == []
+
+
+def test_a_round_that_fails_does_not_end_the_drainer(configured: Settings, engine: Engine) -> None:
+    """A spool folder that cannot be listed for a while (permissions, a full disk) logs
+    and retries; the deliveries are recorded once it can be read again."""
+    spool_dir: Path = configured.data_dir / "spool"
+    spool = Spool(spool_dir, configured.spool_max_bytes)
+    body = payload("pull_request.opened")
+    repo, installation = body["repository"]["full_name"], body["installation"]["id"]
+    spool.put(ReceivedDelivery("later-1", "pull_request", "opened", repo, installation, ()))
+    hidden = spool_dir.with_name("spool-away")
+    spool_dir.rename(hidden)
+    spool_dir.write_text("not a folder")  # listing it fails with NotADirectoryError
+    with TestClient(create_app(configured, engine), raise_server_exceptions=False):
+        time.sleep(3)  # a round or two fail
+        spool_dir.unlink()
+        hidden.rename(spool_dir)
+        wait_for(lambda: recorded(engine)[0] == ["later-1"], seconds=30)
