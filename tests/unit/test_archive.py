@@ -283,7 +283,10 @@ def test_an_old_gnu_sparse_member_is_refused_before_its_map_is_read() -> None:
 def test_a_pax_sparse_member_is_refused(pax: dict[str, str]) -> None:
     info = tarfile.TarInfo("src/sparse.py")
     info.size, info.pax_headers = 4, pax
-    data = tar_bytes([info])
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        tar.addfile(info, io.BytesIO(b"data"))
+    data = buffer.getvalue()
     with pytest.raises(ArchiveError, match="is a sparse file"):
         files_of(data)
 
