@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import psutil
 
@@ -29,3 +33,18 @@ def wait_until_gone(pid: int, seconds: float = 20) -> bool:
             return False
         time.sleep(0.2)
     return True
+
+
+@contextmanager
+def running(command: list[str], env: dict[str, str], cwd: Path) -> Iterator[list[str]]:
+    """``command`` runs for the block, then is terminated; the yielded list then holds
+    what it wrote to stderr (for the test to check after the block)."""
+    process = subprocess.Popen(
+        command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    said: list[str] = []
+    try:
+        yield said
+    finally:
+        process.terminate()
+        said.append(process.communicate(timeout=60)[1])

@@ -21,7 +21,7 @@ from sqlalchemy.engine import URL
 from app.config import Settings
 from app.github.manifest import NewApp, write_credentials
 from tests.fakes.loopback import free_port
-from tests.processes import clean_env
+from tests.processes import clean_env, running
 from tests.support.app import http_status, wait_for
 from tests.webhooks import gitlab_headers, payload
 
@@ -129,15 +129,8 @@ def test_a_gitlab_only_deployment_serves_gitlab_webhooks(
     env = clean_env(**_local(api["environment"], database_url, tmp_path))
     env["REVIEWBOT_PORT"] = str(port)
     env["PYTHONPATH"] = str(ROOT)
-    serve = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", *api["command"][1:]],
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
+    serve = [sys.executable, "-m", "app.cli", *api["command"][1:]]
+    with running(serve, env, tmp_path) as stderr:
         base = f"http://127.0.0.1:{port}"
         wait_for(lambda: http_status(f"{base}/healthz") == 200, seconds=60)
         body = json.dumps(
@@ -161,10 +154,7 @@ def test_a_gitlab_only_deployment_serves_gitlab_webhooks(
             text=True,
             timeout=120,
         )
-    finally:
-        serve.terminate()
-        _, stderr = serve.communicate(timeout=60)
-    assert "error:" not in stderr, stderr
+    assert "error:" not in stderr[0], stderr[0]
     with engine.connect() as conn:
         rows = conn.execute(text("SELECT delivery_id FROM webhook_deliveries")).scalars().all()
     assert rows == ["compose-1"]

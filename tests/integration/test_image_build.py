@@ -23,7 +23,7 @@ import pytest
 from sqlalchemy.engine import URL
 
 from tests.fakes.loopback import free_port
-from tests.processes import clean_env
+from tests.processes import clean_env, running
 from tests.support.app import http_status, wait_for
 
 pytestmark = pytest.mark.slow
@@ -161,15 +161,7 @@ def test_the_installed_package_migrates_serves_and_works(
     serving_env = env | {"REVIEWBOT_PORT": str(port), "REVIEWBOT_ADMIN_TOKEN": "t" * 32}
     assert _run(installed, serving_env, "healthcheck").returncode == 1
 
-    serve = subprocess.Popen(
-        [str(installed / "bin" / "reviewbot"), "serve"],
-        env=serving_env,
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
+    with running([str(installed / "bin" / "reviewbot"), "serve"], serving_env, tmp_path) as said:
         base = f"http://127.0.0.1:{port}"
         wait_for(lambda: http_status(f"{base}/healthz") == 200, seconds=90)
         login = httpx.get(f"{base}/admin/login", timeout=10)
@@ -181,31 +173,17 @@ def test_the_installed_package_migrates_serves_and_works(
         wait_for(lambda: (tmp_path / "heartbeat").exists(), seconds=60)
         assert _run(installed, serving_env, "healthcheck").returncode == 0
         assert _run(installed, serving_env, "healthcheck", "--http").returncode == 0
-    finally:
-        serve.terminate()
-        _, stderr = serve.communicate(timeout=60)
-    assert "Traceback" not in stderr, stderr
+    assert "Traceback" not in said[0], said[0]
 
     (tmp_path / "heartbeat").unlink()
-    worker = subprocess.Popen(
-        [str(installed / "bin" / "reviewbot"), "worker"],
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
+    with running([str(installed / "bin" / "reviewbot"), "worker"], env, tmp_path) as said:
         wait_for(lambda: (tmp_path / "heartbeat").exists(), seconds=60)
         first = (tmp_path / "heartbeat").stat().st_mtime
         wait_for(lambda: (tmp_path / "heartbeat").stat().st_mtime > first, seconds=30)
         checked = _run(installed, env, "healthcheck")
         assert checked.returncode == 0, checked.stderr
         assert "worker heartbeat" in checked.stdout
-    finally:
-        worker.terminate()
-        _, stderr = worker.communicate(timeout=60)
-    assert "Traceback" not in stderr, stderr
+    assert "Traceback" not in said[0], said[0]
     # the worker is gone: once its last beat is older than the limit, unhealthy
     time.sleep(max(0.0, 6.5 - (time.time() - (tmp_path / "heartbeat").stat().st_mtime)))
     stale = _run(installed, env, "healthcheck")
