@@ -44,18 +44,19 @@ def run_checks(
     False checks what the CLI needs only: no job queue, no code host, and no review
     model is no failure (the CLI prints the prompt instead)."""
     for_server: list[Callable[[], Check]] = [lambda: queue(engine, settings), *host]
-    checks: list[Callable[[], Check]] = [
-        lambda: database(engine, embedded),
-        *(for_server if server else []),
+    for_both: list[Callable[[], Check]] = [
         lambda: review_model(settings, required=server),
         lambda: summary_model(settings),
         lambda: embeddings(settings),
         git,
     ]
     if embedded:
-        checks.append(lambda: disk(settings.data_dir))
-    server_only = {id(check) for check in for_server}
-    return [replace(_safely(check), server_only=id(check) in server_only) for check in checks]
+        for_both.append(lambda: disk(settings.data_dir))
+    return [
+        _safely(lambda: database(engine, embedded)),
+        *(replace(_safely(check), server_only=True) for check in (for_server if server else [])),
+        *(_safely(check) for check in for_both),
+    ]
 
 
 def _safely(check: Callable[[], Check]) -> Check:

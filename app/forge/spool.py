@@ -4,11 +4,11 @@ take them, so that a code host never hears 503 for a delivery reviewbot could ch
 One file per delivery (what the intake would have recorded: the delivery's id, event,
 action, repository, installation and the jobs it queues; never the payload), written to
 a temporary name, fsync'd, renamed into place and the folder fsync'd: a file that is
-there is whole. The drainer (``app/api/drain.py``) records each file through the same
-transaction as a live delivery, keyed by the delivery's id, and only then removes it: a
-crash between the two records nothing twice (the id is taken already). The spool is
-bounded in bytes; a full spool, or a disk that fails, is the only time the intake
-answers 503.
+there is whole. The drainer (``Intake.drain``, ``app/api/intake.py``) records each file
+through the same transaction as a live delivery, keyed by the delivery's id, and only
+then removes it: a crash between the two records nothing twice (the id is taken
+already). The spool is bounded in bytes; a full spool, or a disk that fails, is the only
+time the intake answers 503.
 """
 
 from __future__ import annotations
@@ -155,9 +155,9 @@ class Spool:
         failed = self.folder / "failed"
         failed.mkdir(parents=True, exist_ok=True)
         target = failed / path.name
-        with contextlib.suppress(FileNotFoundError):
+        with self._lock, contextlib.suppress(FileNotFoundError):
             path.replace(target)
-        self._bytes = None  # counted again on next use
+            self._bytes = None  # counted again on next use
         return target
 
     def _used(self) -> int:
