@@ -8,9 +8,11 @@ its history is mined up to the parent, never past it. Scored as the structural b
 scores (``bench/recall_bench.py``): R@2000/4000/8000 (items in rank order while
 ceil(chars/4) of their code fits), R@10, MRR; "R@4000 unlinked" counts only the targets
 the benchmark's resolver does not link to the given change (no call or import between
-them), the ones a symbol graph cannot find. Retrievers: reviewbot (all signals), each
-signal left out and each alone (ablation), and BM25 over tree-sitter definitions of the
-parent (the given file left out), queried with the given file's changed functions.
+them), the ones a symbol graph cannot find; "lines R@B" costs each item by its whole
+line range (ceil(chars/4) of lines start..end), not by what the product shows of it
+(an excerpt). Retrievers: reviewbot (all signals), each signal left out and each alone
+(ablation), and BM25 over tree-sitter definitions of the parent (the given file, tests,
+docs and examples left out), queried with the given file's diff.
 
     python -m bench.cochange_bench --out DIR [--embedder hash|local] [--repos R,..]
     python -m bench.cochange_bench --out DIR --report   # the tables of what DIR holds
@@ -41,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.cochange_cases import CoChangeCase, case_key, mine_cochange, pinned_case
-from bench.recall_bench import Item, _recall, bm25_items, score
+from bench.recall_bench import Item, _recall, bm25_items, score, span_cost
 from bench.recall_cases import git
 from bench.retrieval_runner import ProductRunner, dump, print_timings, ranked, retrievers
 
@@ -86,7 +88,17 @@ HELD_OUT = frozenset(
     }
 )
 PINNED = Path(__file__).parent / "cases" / "cochange.json"
-METRICS = ("R@2000", "R@4000", "R@8000", "R@10", "MRR", "R@4000 unlinked")
+METRICS = (
+    "R@2000",
+    "R@4000",
+    "R@8000",
+    "R@10",
+    "MRR",
+    "R@4000 unlinked",
+    "lines R@2000",
+    "lines R@4000",
+    "lines R@8000",
+)
 
 
 def case_scores(items: list[Item], case: CoChangeCase) -> dict[str, Any]:
@@ -148,12 +160,15 @@ def main() -> None:
                     chunks = runner.candidates(
                         full_name, git_dir, case.parent, case.commit, [case.given]
                     )
+                    span = span_cost(git_dir, case.parent)
                     results = {
-                        name: ranked(chunks, s, runner.touched) for name, s in retrievers().items()
+                        name: ranked(chunks, s, runner.touched, span=span)
+                        for name, s in retrievers().items()
                     }
-                    results["BM25"] = bm25_items(
-                        git_dir, case.parent, language, {case.given}, case.query_code
+                    diff = git(
+                        git_dir, "diff", "--no-renames", case.parent, case.commit, "--", case.given
                     )
+                    results["BM25"] = bm25_items(git_dir, case.parent, language, {case.given}, diff)
                     for retriever, items in results.items():
                         rows.append(
                             {

@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.recall_cases import Case, Definition, Snapshot, git_bytes, mine
+from bench.recall_cases import SECONDARY, Case, Definition, Snapshot, git_bytes, mine
 
 REPOS = [
     ("encode/httpx", "python"),
@@ -68,6 +68,9 @@ class Item:
     chunk_type: str
     cost: int
     tokens: int = 0  # the rendered block's exact token count (the product's items only)
+    #: ceil(chars / 4) of every line from ``start`` to ``end`` (0: ``cost``): what the item
+    #: costs to a reader of its line range rather than of what the product shows of it
+    span: int = 0
 
 
 def hits(item: Item, target: Definition) -> bool:
@@ -94,6 +97,12 @@ def score(items: Sequence[Item], targets: Sequence[Definition]) -> dict[str, flo
                 used += item.cost
                 taken.append(item)
         found[f"R@{budget}"] = _recall(taken, targets)
+        used, by_lines = 0, []
+        for item in items:
+            if used + (item.span or item.cost) <= budget:
+                used += item.span or item.cost
+                by_lines.append(item)
+        found[f"lines R@{budget}"] = _recall(by_lines, targets)
         if budget == 4000:
             found["R@4000 any part"] = _recall(taken, targets, hits_any_part)
     if items and items[0].tokens and sum(i.tokens for i in items) >= 4000:
@@ -138,10 +147,13 @@ def words(text: str) -> list[str]:
 
 
 def bm25(case: Case, git_dir: str) -> list[Item]:
-    """BM25 for a structural case: the changed functions' code against every function of
-    the parent commit outside the files the commit touches."""
-    touched = {c.split(":")[0] for c in case.changed}
-    return bm25_items(git_dir, case.parent, case.language, touched, case.query_code)
+    """BM25 for a structural case: the diff of the files the commit touches (its added,
+    removed and context lines) against every function of the parent commit outside them."""
+    touched = sorted({c.split(":")[0] for c in case.changed})
+    diff = git_bytes(git_dir, "diff", "--no-renames", case.parent, case.commit, "--", *touched)
+    return bm25_items(
+        git_dir, case.parent, case.language, set(touched), diff.decode("utf-8", "replace")
+    )
 
 
 def bm25_items(
@@ -153,12 +165,14 @@ def bm25_items(
     k1: float = 1.2,
     b: float = 0.75,
 ) -> list[Item]:
-    """Okapi BM25 over tree-sitter definitions at ``commit`` (files in ``exclude`` left
-    out), code words split as identifiers, best first, overlaps dropped, at most 200."""
+    """Okapi BM25 over tree-sitter definitions at ``commit`` (files in ``exclude``, tests,
+    docs and examples left out: no target is one), code words split as identifiers, best
+    first, overlaps dropped, at most 200. Queried with a diff's text, it is the strongest
+    plain BM25 of those tried (bench/RESULTS.md): a baseline that does not flatter."""
     snapshot = Snapshot(git_dir, commit, language)
     docs: list[tuple[Definition, Counter[str], int]] = []
     for path, parsed in snapshot.files.items():
-        if path in exclude:
+        if path in exclude or SECONDARY.search(path):
             continue
         lines = _file_lines(git_dir, commit, path)
         for d in parsed.definitions:
@@ -204,6 +218,15 @@ def _file_lines(git_dir: str, commit: str, path: str) -> list[str]:
     return _LINES[key]
 
 
+def span_cost(git_dir: str, commit: str) -> Callable[[str, int, int], int]:
+    """ceil(chars / 4) of lines ``start`` to ``end`` of a file at ``commit``."""
+
+    def cost(path: str, start: int, end: int) -> int:
+        return math.ceil(len("\n".join(_file_lines(git_dir, commit, path)[start - 1 : end])) / 4)
+
+    return cost
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -240,8 +263,11 @@ def main() -> None:
                 for case in cases:
                     runner.index(full_name, git_dir, case.parent)
                     chunks = runner.candidates(full_name, git_dir, case.parent, case.commit)
+                    span = span_cost(git_dir, case.parent)
                     results = {
-                        name: ranked(chunks, signals, runner.touched, tokens=name == "reviewbot")
+                        name: ranked(
+                            chunks, signals, runner.touched, tokens=name == "reviewbot", span=span
+                        )
                         for name, signals in retrievers().items()
                     }
                     results["BM25"] = bm25(case, git_dir)
@@ -284,6 +310,7 @@ def report(rows: list[dict[str, object]], timings: dict[str, list[float]], embed
     from bench.retrieval_runner import print_timings, retrievers
 
     metrics = [f"R@{b}" for b in BUDGETS] + ["R@10", "MRR", "R@4000 any part"]
+    metrics += [f"lines R@{b}" for b in BUDGETS]
     cases = len({r["commit"] for r in rows})
     print(f"\n{cases} cases, embedder {embedder}\n")
     print("| retriever | scope | cases | " + " | ".join(metrics) + " |")
@@ -305,10 +332,10 @@ def report(rows: list[dict[str, object]], timings: dict[str, list[float]], embed
         for scope in scopes:
             group = groups.get((retriever, scope), [])
             if group:
-                means = [statistics.mean(float(g[m]) for g in group) for m in metrics]  # type: ignore[arg-type]
+                means = [[float(g[m]) for g in group if m in g] for m in metrics]  # type: ignore[arg-type]
                 print(
                     f"| {retriever} | {scope} | {len(group)} | "
-                    + " | ".join(f"{v:.2f}" for v in means)
+                    + " | ".join(f"{statistics.mean(v):.2f}" if v else "-" for v in means)
                     + " |"
                 )
     fills = sorted(
