@@ -35,16 +35,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, fields, replace
 from typing import Any
 
-from app.retrieval.ranking import (
-    DEFAULT_WEIGHTS,
-    QUESTION_WEIGHTS,
-    ContextChunk,
-    Evidence,
-    RankingWeights,
-    rank_context,
-)
+from app.retrieval.evidence import Evidence
+from app.retrieval.ranking import ContextChunk, rank_context
+from app.retrieval.weights import QUESTION_WEIGHTS, RankingWeights
 
 BUDGETS = (2000, 4000, 8000)
+#: The weights a diff's context was ranked by before the relevance model: the reference.
+DEFAULT_WEIGHTS = RankingWeights()
 GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 3.0)
 
 

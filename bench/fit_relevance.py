@@ -12,6 +12,13 @@ cases). The last lines are the model fitted on every case, as Python for
 ``DIFF_RELEVANCE``.
 
     python -m bench.fit_relevance DUMP [DUMP ...] [--exponents 0.75,1,1.25] [--l2 0.33]
+    python -m bench.fit_relevance DUMP [DUMP ...] --exponents 1 --write FILE
+
+``--write`` stores the model fitted on every case with its provenance (this project's
+commit, the cases' hash, the repositories, the embedder, the hyper-parameters and the
+held-out-by-repository figures) where the product reads it,
+``app/retrieval/relevance_model.json``. Fit on in-sample repositories only
+(``bench/cases/cochange.json``): a held-out one is refused.
 
 The dumps are ``cochange_bench --out`` and ``recall_bench --dump`` files (they name the
 files each diff touched).
@@ -20,16 +27,20 @@ files each diff touched).
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import statistics
+import subprocess
+import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from app.retrieval.ranking import DEFAULT_WEIGHTS
 from app.retrieval.relevance import FEATURES, RelevanceModel, Touched, features, scored
-from bench.fit_ranking import BUDGETS, hits, load, recall_at, recall_of
+from bench.cochange_bench import HELD_OUT
+from bench.fit_ranking import BUDGETS, DEFAULT_WEIGHTS, hits, load, recall_at, recall_of
 
 LANGUAGES = ("python", "go", "typescript")
 
@@ -116,8 +127,13 @@ def main() -> None:
     parser.add_argument("dumps", nargs="+")
     parser.add_argument("--exponents", default="0.75,1,1.25", help="size exponents to judge")
     parser.add_argument("--l2", type=float, default=0.33, help="the coefficients' penalty")
+    parser.add_argument("--write", help="store the model and its provenance in this file")
+    parser.add_argument("--embedder", default="hash", help="the dumps' embedder (recorded)")
     args = parser.parse_args()
     cases = [c for c in load(args.dumps) if c["benchmark"] != "question"]
+    held = sorted({c["repo"] for c in cases} & HELD_OUT)
+    if held:
+        raise SystemExit(f"held-out repositories are never fitted on: {', '.join(held)}")
     missing = [c["commit"] for c in cases if "changed" not in c]
     if missing:
         raise SystemExit(f"{len(missing)} cases name no touched files (old dumps): rerun them")
@@ -127,7 +143,8 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|")
     weighted = [(c, recall_at(c, DEFAULT_WEIGHTS)) for c in cases]
     table(weighted, "RankingWeights (fitted on these cases)")
-    for exponent, rows in held_out(cases, args.l2, exponents).items():
+    judged = held_out(cases, args.l2, exponents)
+    for exponent, rows in judged.items():
         table(rows, f"relevance, size^{exponent:g}, held out")
     data = [design(c) for c in cases]
     x, y = np.vstack([d[0] for d in data]), np.concatenate([d[1] for d in data])
@@ -138,6 +155,51 @@ def main() -> None:
     for name, value in zip(FEATURES, coefficients, strict=True):
         print(f'    "{name}": {value:.4f},')
     print("},")
+    if args.write:
+        model = model_of(intercept, coefficients, exponents[0])
+        stored = {
+            "model": {
+                "intercept": model.intercept,
+                "coefficients": dict(model.coefficients),
+                "size_exponent": model.size_exponent,
+            },
+            "provenance": provenance(cases, args, judged[exponents[0]]),
+        }
+        with open(args.write, "w") as f:
+            f.write(json.dumps(stored, indent=1) + "\n")
+        print(f"\nwritten to {args.write}")
+
+
+def provenance(
+    cases: Sequence[dict[str, Any]],
+    args: argparse.Namespace,
+    judged: Sequence[tuple[dict[str, Any], dict[str, float]]],
+) -> dict[str, Any]:
+    """What the model was fitted on and how it ranked cases of repositories it was not
+    fitted on (each repository's cases by a model fitted without it)."""
+    keys = sorted((c["benchmark"], c["repo"], c["commit"], c["targets"]) for c in cases)
+    figures: dict[str, float] = {}
+    for benchmark in sorted({c["benchmark"] for c, _ in judged}):
+        mine = [m for c, m in judged if c["benchmark"] == benchmark]
+        for metric in (*_budget_keys(), "MRR"):
+            figures[f"{benchmark} {metric}"] = round(statistics.mean(m[metric] for m in mine), 3)
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    return {
+        "fitted_by": "python -m bench.fit_relevance " + " ".join(sys.argv[1:]),
+        "commit": commit or "unknown",
+        "cases": {
+            b: sum(c["benchmark"] == b for c in cases)
+            for b in sorted({c["benchmark"] for c in cases})
+        },
+        "cases_sha256": hashlib.sha256(json.dumps(keys).encode()).hexdigest(),
+        "repositories": sorted({c["repo"] for c in cases}),
+        "embedder": args.embedder,
+        "l2": args.l2,
+        "size_exponent": float(args.exponents.split(",")[0]),
+        "held_out_by_repository": figures,
+    }
 
 
 if __name__ == "__main__":

@@ -187,8 +187,8 @@ def question_candidates(engine: Any, repo: str, question: str, embedder: Any) ->
     from app.config import SECONDARY_PATHS
     from app.indexing.embedder import EmbeddingUsage
     from app.retrieval.candidates import load_candidates, question_evidence, secondary_paths
-    from app.retrieval.ranking import QUESTION_WEIGHTS
     from app.retrieval.search import indexed_repository
+    from app.retrieval.weights import QUESTION_WEIGHTS
 
     vectors = embedder.embed([question], EmbeddingUsage())
     with engine.begin() as conn:
@@ -201,7 +201,8 @@ def question_candidates(engine: Any, repo: str, question: str, embedder: Any) ->
 
 def question_items(chunks: list[Any], signals: tuple[str, ...], weights: Any = None) -> list[Item]:
     from app.config import Settings
-    from app.retrieval.ranking import QUESTION_WEIGHTS, rank_context
+    from app.retrieval.ranking import rank_context
+    from app.retrieval.weights import QUESTION_WEIGHTS
     from bench.retrieval_runner import masked
 
     weights = weights or QUESTION_WEIGHTS

@@ -11,29 +11,21 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from app.retrieval.evidence import SIGNAL_NAMES, cleared
 from bench.recall_bench import Item
 from bench.recall_cases import git_bytes
 
-#: The evidence fields of each signal.
-SIGNAL_FIELDS = {
-    "structural": ("callee", "caller"),
-    "history": ("cochange", "together"),
-    "siblings": ("sibling", "sibling_kind"),
-    "lexical": ("lexical",),
-    "vector": ("vector",),
-    "words": ("words",),
-    "removed": ("removed",),
-}
-SIGNALS = tuple(SIGNAL_FIELDS)
+#: The signals, as the product registers them (``app/retrieval/evidence.py``).
+SIGNALS = SIGNAL_NAMES
 
 
 def _alone() -> Any:
-    from app.retrieval.ranking import RankingWeights
+    from app.retrieval.weights import RankingWeights
 
     return RankingWeights(
         link=1.0,
@@ -82,12 +74,8 @@ def masked(evidence: Any, signals: Sequence[str]) -> Any:
     """The evidence with the fields of signals not in ``signals`` cleared (a signal on
     its own also loses the count of functions that found the chunk, which other signals
     may have made)."""
-    cleared: dict[str, Any] = {"found_for": 1} if len(signals) == 1 else {}
-    for signal, names in SIGNAL_FIELDS.items():
-        if signal not in signals:
-            for name in names:
-                cleared[name] = "" if name == "sibling_kind" else 0
-    return replace(evidence, **cleared)
+    kept = cleared(evidence, signals)
+    return replace(kept, found_for=1) if len(signals) == 1 else kept
 
 
 class ProductRunner:
@@ -140,12 +128,17 @@ class ProductRunner:
 
 
 def ranked(
-    chunks: Sequence[Any], signals: Sequence[str], touched: Sequence[str], tokens: bool = False
+    chunks: Sequence[Any],
+    signals: Sequence[str],
+    touched: Sequence[str],
+    tokens: bool = False,
+    span: Callable[[str, int, int], int] | None = None,
 ) -> list[Item]:
     """The benchmark items of ``chunks`` re-scored with only ``signals``, ranked and
     de-duplicated as the product does (everything packed: the budget is applied when
     scoring); with ``tokens``, each with its rendered block's exact token count. Ranked by
-    the relevance model (told the ``touched`` files), a signal alone by its own evidence."""
+    the relevance model (told the ``touched`` files), a signal alone by its own evidence;
+    with ``span``, each also costed by its whole line range (``Item.span``)."""
     from app.llm.tokens import token_counter
     from app.retrieval.ranking import rank_context, render_context_block
     from app.retrieval.relevance import DIFF_RELEVANCE, scored
@@ -166,6 +159,7 @@ def ranked(
             c.chunk_type,
             c.shown_tokens,  # what is shown (``excerpts``), before packing
             count(render_context_block(c)) + 1 if tokens else 0,
+            span(c.file_path, c.start_line, c.end_line) if span else 0,
         )
         for c in rank_context(rescored, 3)
     ]

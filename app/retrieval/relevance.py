@@ -12,11 +12,13 @@ probability per token: what the budget holds is the most expected help for its s
 from __future__ import annotations
 
 import functools
+import json
 import math
 import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from importlib import resources
 
 from app.retrieval.ranking import ContextChunk
 
@@ -140,36 +142,22 @@ def scored(
     return out
 
 
-#: Fitted on 180 co-change and 150 structural cases of 12 repositories (hash embedder):
-#: ``python -m bench.fit_relevance`` on their dumps, size exponent 1, L2 0.33, with
-#: look-alikes shown as excerpts (``excerpts``: ``size`` is the size shown). Held out by
-#: repository it ranks co-change R@4000 0.751 (0.663 with every chunk shown whole and the
-#: old per-file cap) and structural 0.899 (0.869); bench/RESULTS.md. Once the rest is
-#: known, the number of commits and a sibling link weigh slightly against.
-DIFF_RELEVANCE = RelevanceModel(
-    intercept=-9.1357,
-    coefficients={
-        "callee": 3.0946,
-        "caller": 1.9810,
-        "cochange": 0.6723,
-        "together": -0.4873,
-        "sibling": -0.4252,
-        "lexical": 0.3332,
-        "vector": 1.0152,
-        "words": 1.4252,
-        "coupled_words": -0.0279,
-        "removed": 0.2108,
-        "edited": 2.5377,
-        "replaced": 1.0716,
-        "found_for": 0.0505,
-        "secondary": -5.6357,
-        "same_directory": 0.2402,
-        "path_words": -1.6831,
-        "size": 0.1641,
-        "function": 3.3153,
-        "method": 3.5153,
-        "class": 2.5034,
-        "window": 4.5071,
-    },
-    size_exponent=1.0,
+def load_model(data: Mapping[str, object]) -> RelevanceModel:
+    """A model as ``bench/fit_relevance.py --write`` stores it (``model``; its
+    ``provenance`` says what it was fitted on and how it did on code it never saw)."""
+    model = data["model"]
+    if not isinstance(model, Mapping):
+        raise ValueError("a relevance model file needs a 'model' object")
+    coefficients = {str(k): float(v) for k, v in model["coefficients"].items()}
+    unknown = set(coefficients) - set(FEATURES)
+    if unknown:
+        raise ValueError(f"the relevance model names unknown features: {sorted(unknown)}")
+    return RelevanceModel(
+        float(model["intercept"]), coefficients, float(model.get("size_exponent", 1.0))
+    )
+
+
+#: The fitted model, with its provenance beside it (``relevance_model.json``).
+DIFF_RELEVANCE = load_model(
+    json.loads(resources.files("app.retrieval").joinpath("relevance_model.json").read_text())
 )

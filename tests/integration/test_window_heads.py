@@ -11,7 +11,9 @@ from sqlalchemy import Engine, text
 from app.indexing.embedder import HashEmbedder
 from app.indexing.indexer import Indexer
 from app.retrieval.candidates import load_candidates
-from app.retrieval.ranking import DEFAULT_WEIGHTS, Evidence, rank_context
+from app.retrieval.evidence import Evidence
+from app.retrieval.ranking import rank_context
+from app.retrieval.weights import RankingWeights
 
 BODY = "\n".join(f"    step_{n} = settle(ledger, {n})" for n in range(90))
 LEDGER = f'''
@@ -45,7 +47,7 @@ def test_a_later_window_is_headed_by_its_signature_and_one_window_is_kept(
         assert first.start_line == 3 and "refund_overdraft" in last.raw_code
         found = {last.id: Evidence(words=1.0), first.id: Evidence(words=0.5)}
         chunks = {
-            c.chunk_id: c for c in load_candidates(conn, found, lambda p: False, DEFAULT_WEIGHTS)
+            c.chunk_id: c for c in load_candidates(conn, found, lambda p: False, RankingWeights())
         }
     headed = chunks[last.id]
     assert (headed.start_line, headed.end_line) == (3, last.end_line)

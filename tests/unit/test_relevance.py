@@ -6,7 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from app.retrieval.ranking import ContextChunk, Evidence, rank_context
+from app.retrieval.evidence import Evidence
+from app.retrieval.ranking import ContextChunk, rank_context
 from app.retrieval.relevance import (
     DIFF_RELEVANCE,
     FEATURES,

@@ -1,0 +1,47 @@
+"""A weighted sum of the evidence (``RankingWeights``): how a question's search signals
+are fused (``QUESTION_WEIGHTS``), and what the benchmarks rank a signal alone by. A
+diff's context is ranked by the relevance model instead (``relevance.py``). Pure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.retrieval.evidence import Evidence
+
+
+@dataclass(frozen=True, kw_only=True)
+class RankingWeights:
+    """Each signal's weight; the defaults, fitted by grid search on benchmark cases
+    (``bench/fit_ranking.py``), ranked a diff's context before the relevance model and
+    stay the benchmarks' reference."""
+
+    link: float = 1.0
+    cochange: float = 0.2
+    sibling: float = 0.3
+    lexical: float = 0.2
+    vector: float = 0.15
+    #: the words signal on its own a little, and where history also found the chunk
+    #: much more: it says which function of a co-changing file shares the change's names
+    words: float = 0.1
+    coupled_words: float = 0.6
+    removed: float = 0.05
+    shared: float = 0.0  # for each further changed function that found the chunk
+
+    def score(self, e: Evidence) -> float:
+        return (
+            self.link * e.link
+            + self.cochange * e.cochange
+            + self.sibling * e.sibling
+            + self.lexical * e.lexical
+            + self.vector * e.vector
+            + (self.words + (self.coupled_words if e.cochange > 0 else 0.0)) * e.words
+            + self.removed * e.removed
+            + self.shared * (min(e.found_for, 5) - 1)
+        )
+
+
+#: A question asked in a PR has only the search signals (fitted by ``bench/fit_ranking.py
+#: --question`` on ``bench/question_bench.py``): the words of the chunks' code say most;
+#: the hash embedder's vectors say little, and their weight is kept higher than its fit
+#: for semantic embedders (bench/RESULTS.md, "Question to code").
+QUESTION_WEIGHTS = RankingWeights(lexical=1.0, vector=0.4, words=2.0)
