@@ -227,13 +227,13 @@ def search(
     from app.cli_render import search_table
     from app.db.engine import open_database
     from app.indexing.embedder import select_embedder
-    from app.retrieval.search import search as run_search
+    from app.retrieval.retrieve import search_question
 
     settings = settings_from_env()
     embedder = select_embedder(settings)
     _note_hash_embedder(settings, embedder.model, as_json)
     with open_database(settings) as opened:
-        hits = run_search(opened.engine, repo, query, embedder, k)
+        hits = search_question(opened.engine, repo, query, embedder, settings, k)
     if as_json:
         print(json.dumps([h.as_json() for h in hits], indent=2))
     else:

@@ -88,6 +88,11 @@ class FileDiff:
     hunks: tuple[Hunk, ...]
 
     @property
+    def text(self) -> str:
+        """Every line of its hunks (added, removed and context), without their marks."""
+        return "\n".join(line.text for hunk in self.hunks for line in hunk.lines)
+
+    @property
     def mode_only(self) -> bool:
         return (
             not self.binary

@@ -16,19 +16,22 @@ from app.db.word_counts import word_counts
 from app.diff.changed import ChangedFunction
 from app.diff.parse import FileDiff
 from app.retrieval.cochange import cochanged
+from app.retrieval.evidence import Evidence, merge_evidence
 from app.retrieval.full_text import (
     CODE_HITS,
     QUESTION_LIMITS,
     code_word_scores,
     lexical_scores,
+    question_terms,
 )
 from app.retrieval.links import LinkHit, linked_callers, linked_definitions
 from app.retrieval.queries import RetrievalQuery
-from app.retrieval.ranking import ContextChunk, Evidence, RankingWeights, merge_evidence
+from app.retrieval.ranking import ContextChunk
 from app.retrieval.removed import removed_names, still_using
 from app.retrieval.search import indexed_repository
 from app.retrieval.siblings import SiblingHit, sibling_chunks
 from app.retrieval.signals import Scored, vector_scores
+from app.retrieval.weights import RankingWeights
 from app.retrieval.window_heads import Window, headed_code, window_definitions
 
 #: Links are bounded by what a function uses and who calls it, and their confidence orders
@@ -106,9 +109,10 @@ def function_evidence(
     terms = [lexical_terms(f, search.queries) for f in functions] if "lexical" in signals else []
     depth = k * LINKS_PER_SIGNAL_HIT
     vectors = search.vectors if "vector" in signals else []
-    codes = [f.chunk.raw_code for f in functions] if "words" in signals else []
+    codes, paths, owners = (
+        word_queries(functions, search.diffs) if "words" in signals else ([], [], [])
+    )
     words_k = max(k, CODE_HITS)
-    paths = [f.file_path for f in functions]
     with ThreadPoolExecutor(max_workers=3) as pool:
         lexical: Future[Scored] | None = None
         nearest: Future[Scored] | None = None
@@ -156,8 +160,34 @@ def function_evidence(
                 if same_words is not None
                 else code_word_scores(conn, repo_id, codes, exclude, words_k, paths=paths)
             )
-            _add_summed(found, scored, "words")
+            _add_summed(found, scored, "words", owners)
     return [_evidence(f) for f in found]
+
+
+#: A file's diff as a words query is cut at this many characters (a generated or
+#: vendored file's diff says nothing more past it).
+DIFF_QUERY_CHARS = 20_000
+
+
+def word_queries(
+    functions: Sequence[ChangedFunction], diffs: Sequence[FileDiff]
+) -> tuple[list[str], list[str], list[list[int]]]:
+    """The words signal's queries: each searched function's code, then each touched
+    file's diff (added, removed and context lines: the imports, the names taken out and
+    the code around), and the file each query leaves out. Returns (queries, their files,
+    for each query the searched functions its hits are recorded for: a file's diff, for
+    every searched function of that file). Pure."""
+    codes = [f.chunk.raw_code for f in functions]
+    paths = [f.file_path for f in functions]
+    owners = [[i] for i in range(len(functions))]
+    for diff in diffs:
+        mine = [i for i, f in enumerate(functions) if f.file_path == diff.path]
+        body = diff.text[:DIFF_QUERY_CHARS]
+        if mine and body.strip():
+            codes.append(body)
+            paths.append(diff.path)
+            owners.append(mine)
+    return codes, paths, owners
 
 
 def question_evidence(
@@ -172,13 +202,14 @@ def question_evidence(
     """What the search signals (vector, lexical, words) find for a question asked in
     words: its words keep the question's share of a repository's chunks (``QUESTION_LIMITS``)."""
     found: list[_Found] = [{}]
+    terms = question_terms(question)
     if "vector" in signals and vectors:
         _add_relative(found, vector_scores(conn, repo_id, vectors, model, [], k), "vector")
     if "lexical" in signals:
-        scored = lexical_scores(conn, repo_id, [[question]], [], k, QUESTION_LIMITS)
+        scored = lexical_scores(conn, repo_id, [[terms]], [], k, QUESTION_LIMITS)
         _add_relative(found, scored, "lexical")
     if "words" in signals:
-        scored = code_word_scores(conn, repo_id, [question], [], k, QUESTION_LIMITS)
+        scored = code_word_scores(conn, repo_id, [terms], [], k, QUESTION_LIMITS)
         _add_relative(found, scored, "words")
     return _evidence(found[0])
 
@@ -239,7 +270,9 @@ def _add_relative(found: list[_Found], scored: Scored, field: str) -> None:
                 _add(evidence, chunk_id, **{field: score / best})
 
 
-def _add_summed(found: list[_Found], scored: Scored, field: str) -> None:
+def _add_summed(
+    found: list[_Found], scored: Scored, field: str, owners: Sequence[Sequence[int]]
+) -> None:
     """A search signal of the whole change: each chunk's scores summed over the queries
     that found it, as a share of the best chunk's sum, recorded for each of those
     queries. (Each query's best as 1.0 ranks a one-line function's best match with the
@@ -251,10 +284,11 @@ def _add_summed(found: list[_Found], scored: Scored, field: str) -> None:
             if score > 0:
                 totals[chunk_id] = totals.get(chunk_id, 0.0) + score
     best = max(totals.values(), default=0.0)
-    for evidence, hits in zip(found, scored, strict=True):
+    for hits, mine in zip(scored, owners, strict=True):
         for chunk_id, score in hits:
             if score > 0:
-                _add(evidence, chunk_id, **{field: totals[chunk_id] / best})
+                for index in mine:
+                    _add(found[index], chunk_id, **{field: totals[chunk_id] / best})
 
 
 def _add_links(found: list[_Found], hits: list[list[LinkHit]], field: str) -> None:

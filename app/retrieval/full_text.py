@@ -43,6 +43,24 @@ DIFF_LIMITS = LexicalLimits(frequent_share=0.05, match_budget=1000)
 QUESTION_LIMITS = LexicalLimits(frequent_share=0.25, match_budget=20_000)
 
 
+#: English function words: in a question they match every docstring and comment, and in a
+#: small repository (whose words are not counted) nothing drops them.
+STOP_WORDS = frozenset(
+    "the and for with from that this these those are was were been being has have had"
+    " how what where which who whom why when does did doing into onto its our your their"
+    " there here than then them they about should would could will shall might must also"
+    " just very".split()
+)
+
+
+def question_terms(question: str) -> str:
+    """A question's words for the word signals, as ``query_words`` keeps them (longer
+    than two characters) and without English function words; the vector signal embeds
+    the question whole. Pure."""
+    words = re.findall(r"[A-Za-z0-9_]+", question)
+    return " ".join(w for w in words if len(w) > 2 and w.lower() not in STOP_WORDS)
+
+
 def query_words(terms: Sequence[str]) -> list[str]:
     """The words of ``terms`` a full-text query can use: alphanumeric runs longer than two
     characters, lower-cased, once each."""

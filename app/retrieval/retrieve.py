@@ -29,15 +29,10 @@ from app.retrieval.candidates import (
 from app.retrieval.edited_names import EditedNames, with_edited_names
 from app.retrieval.excerpts import with_excerpts
 from app.retrieval.queries import RetrievalQuery, describe_change_with_llm, heuristic_queries
-from app.retrieval.ranking import (
-    QUESTION_WEIGHTS,
-    ContextChunk,
-    RankingWeights,
-    pack,
-    rank_context,
-)
+from app.retrieval.ranking import ContextChunk, pack, rank_context
 from app.retrieval.relevance import DIFF_RELEVANCE, RelevanceModel, scored
-from app.retrieval.search import indexed_repository
+from app.retrieval.search import SearchHit, indexed_repository
+from app.retrieval.weights import QUESTION_WEIGHTS, RankingWeights
 
 log = logging.getLogger(__name__)
 
@@ -216,9 +211,49 @@ def retrieve_for_question(
     settings: Settings,
     weights: RankingWeights = QUESTION_WEIGHTS,
 ) -> list[ContextChunk]:
-    """Context for a question asked in a PR: the question itself is the query of the
-    search signals (vector, lexical, words), ranked and packed like a review's context."""
+    """Context for a question asked in a PR (``ranked_for_question``), packed like a
+    review's context."""
     counter = token_counter()
+    ranked = ranked_for_question(engine, repo, question, embedder, settings, weights)
+    packed, _ = pack(ranked, counter.usable(settings.context_token_budget), counter.count)
+    return packed
+
+
+def search_question(
+    engine: Engine, repo: str, question: str, embedder: Embedder, settings: Settings, k: int
+) -> list[SearchHit]:
+    """``reviewbot search`` and the dashboard's search: the ``k`` best chunks for a
+    question, ranked as ``/ask`` ranks them (code before tests and docs)."""
+    deeper = settings.model_copy(
+        update={"retrieval_per_signal": max(k, settings.retrieval_per_signal)}
+    )
+    ranked = ranked_for_question(engine, repo, question, embedder, deeper)
+    return [
+        SearchHit(
+            c.chunk_id,
+            c.file_path,
+            c.start_line,
+            c.end_line,
+            c.symbol_name,
+            c.qualified_name,
+            c.chunk_type,
+            c.score,
+            c.summary,
+        )
+        for c in ranked[:k]
+    ]
+
+
+def ranked_for_question(
+    engine: Engine,
+    repo: str,
+    question: str,
+    embedder: Embedder,
+    settings: Settings,
+    weights: RankingWeights = QUESTION_WEIGHTS,
+) -> list[ContextChunk]:
+    """A question in words is the query of the search signals (vector, lexical, words),
+    fused by ``weights``, code before tests and docs, de-duplicated; best first."""
     signals = {"vector", "lexical", "words"} & set(settings.retrieval_signals)
     vectors: list[list[float]] = []
     if "vector" in signals and _enrichment_note(engine, repo, embedder, settings):
@@ -232,9 +267,7 @@ def retrieve_for_question(
         chunks = load_candidates(
             conn, found, secondary_paths(settings.retrieval_secondary_paths), weights
         )
-    ranked = rank_context(chunks, settings.max_chunks_per_file)
-    packed, _ = pack(ranked, counter.usable(settings.context_token_budget), counter.count)
-    return packed
+    return rank_context(chunks, settings.max_chunks_per_file)
 
 
 def _describer(llm: openai.OpenAI | None, settings: Settings) -> openai.OpenAI | None:

@@ -1,17 +1,17 @@
-"""Vector search over one repository's chunks (ivfflat, cosine)."""
+"""Vector search over one repository's chunks (ivfflat, cosine), and the search hit
+``reviewbot search`` prints (``retrieve.search_question`` ranks them)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from sqlalchemy import Connection, Engine, text
+from sqlalchemy import Connection, text
 
 from app.db.queries.repositories import find_repository, not_indexed_message
 from app.db.vector_index import set_probes
 from app.db.vector_sql import cosine_distance, of_width, vector_text
 from app.errors import ReviewbotError
-from app.indexing.embedder import Embedder, EmbeddingUsage
 
 
 def searchable(width: int) -> str:
@@ -43,17 +43,6 @@ class SearchHit:
 
     def as_json(self) -> dict[str, object]:
         return {**asdict(self), "score": round(self.score, 4)}
-
-
-def search(
-    engine: Engine, repo: str, query: str, embedder: Embedder, k: int = 10
-) -> list[SearchHit]:
-    """The ``k`` chunks of ``repo`` nearest to ``query`` by cosine similarity."""
-    vector = embedder.embed([query], EmbeddingUsage())[0]
-    with engine.begin() as conn:
-        repo_id = indexed_repository(conn, repo, embedder.model)
-        prepare_vector_search(conn, repo_id)
-        return nearest_chunks(conn, repo_id, vector, embedder.model, k)
 
 
 def prepare_vector_search(conn: Connection, repo_id: int) -> int | None:

@@ -84,6 +84,22 @@ def test_search_finds_a_function_from_a_paraphrase(repo: Path) -> None:
     }
 
 
+def test_search_ranks_as_ask_does_code_before_tests(repo: Path) -> None:
+    """The same function in a test file (its path first in order, its code and vector
+    the same) comes after all the code, as ``/ask`` ranks: search is the question's
+    ranking. This repository's code fills the 200 places before any test."""
+    copy = repo / "a" / "tests" / "test_engine.py"
+    copy.parent.mkdir(parents=True)
+    shutil.copy(repo / "app" / "db" / "engine.py", copy)
+    assert runner.invoke(cli, ["index", str(repo), "--repo", "rb"]).exit_code == 0
+    question = "scrub the password out of a driver error and give a one-line reason"
+    result = runner.invoke(cli, ["search", "--repo", "rb", "-k", "200", "--json", question])
+    assert result.exit_code == 0, result.output
+    paths = [h["file_path"] for h in json.loads(result.stdout)]
+    assert paths[0] == "app/db/engine.py" and len(paths) == 200
+    assert "a/tests/test_engine.py" not in paths
+
+
 def test_search_of_unknown_repository_is_a_clear_error(repo: Path) -> None:
     result = runner.invoke(cli, ["search", "--repo", "nope", "anything"])
     assert result.exit_code == 1

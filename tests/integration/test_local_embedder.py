@@ -26,7 +26,7 @@ from app.indexing.embedder import (
     select_embedder,
 )
 from app.indexing.indexer import Indexer
-from app.retrieval.search import search
+from app.retrieval.retrieve import search_question
 
 # read at import: the autouse fixture clears REVIEWBOT_* variables, not this one
 REQUIRED = os.environ.get("CI_REQUIRE_LOCAL_EMBEDDER") == "1"
@@ -112,10 +112,13 @@ def test_index_then_search_by_meaning(
     report = Indexer(engine, "acme/local", root, embedder=embedder).run()
     assert report.embeddings_computed >= 3 and report.embedding_model == LOCAL_MODEL
 
-    for question, expected in (
-        ("reduce the cost of an item by a percentage", "apply_discount"),
-        ("notify a new customer by mail", "send_welcome_email"),
-        ("load application settings from disk", "read_config_file"),
+    # no word of the first question is in its answer: only the meaning finds it; "mail"
+    # is the name of the mailer module, which the word signals rank beside its function
+    for question, expected, within in (
+        ("reduce the cost of an item by a percentage", "apply_discount", 1),
+        ("notify a new customer by mail", "send_welcome_email", 2),
+        ("load application settings from disk", "read_config_file", 1),
     ):
-        hits = search(engine, "acme/local", question, embedder, k=3)
-        assert hits[0].symbol_name == expected, (question, [h.symbol_name for h in hits])
+        hits = search_question(engine, "acme/local", question, embedder, Settings(), k=3)
+        names = [h.symbol_name for h in hits]
+        assert expected in names[:within], (question, names)

@@ -89,3 +89,18 @@ def test_a_code_query_in_a_repository_not_counted_keeps_and_matches_everything()
         ["self", "ticket"],
         ["self", "ticket"],
     )
+
+
+def test_a_questions_word_terms_drop_function_words_and_short_words() -> None:
+    """In a small repository no count drops "the" or "a", which every docstring holds:
+    a question's word signals search for what it is about."""
+    from app.retrieval.full_text import question_terms
+
+    assert question_terms("reduce the cost of an item by a percentage") == (
+        "reduce cost item percentage"
+    )
+    # "Where" is a function word whatever its case; the identifier stays whole
+    assert question_terms("Where is the retry_after header parsed?") == (
+        "retry_after header parsed"
+    )
+    assert question_terms("the of by a") == ""

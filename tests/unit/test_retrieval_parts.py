@@ -9,16 +9,10 @@ from hypothesis import strategies as st
 from app.diff.changed import changed_functions
 from app.diff.parse import parse_diff
 from app.llm.tokens import estimate_tokens
+from app.retrieval.evidence import Evidence, merge_evidence
 from app.retrieval.queries import diff_identifiers, heuristic_queries
-from app.retrieval.ranking import (
-    ContextChunk,
-    Evidence,
-    RankingWeights,
-    merge_evidence,
-    pack,
-    rank_context,
-    render_context_block,
-)
+from app.retrieval.ranking import ContextChunk, pack, rank_context, render_context_block
+from app.retrieval.weights import RankingWeights
 from tests.support.billing import DIFF, NEW, OLD
 
 
@@ -114,7 +108,8 @@ def test_code_before_tests_and_docs_and_by_score_within() -> None:
     better_link = _chunk(3, "pkg/c.py", 1, 5, 1.2, callee=0.9)
     linked_test = replace(_chunk(4, "tests/test_b.py", 1, 5, 2.0, callee=1.0), secondary=True)
     ranked = rank_context([lexical_best, linked, better_link, linked_test], max_per_file=3)
-    assert [c.chunk_id for c in ranked] == [3, 1, 2, 4]
+    # the first place to the best unlinked chunk, then linked code keeps its share
+    assert [c.chunk_id for c in ranked] == [1, 3, 2, 4]
 
 
 def test_related_chunks_are_neither_capped_nor_counted_per_file() -> None:
@@ -131,16 +126,19 @@ def test_related_chunks_are_neither_capped_nor_counted_per_file() -> None:
 
 def test_linked_code_keeps_its_share_of_the_tokens_before_lookalikes() -> None:
     """Look-alikes scoring higher than every linked chunk still leave the linked ones
-    their share: the next linked chunk comes whenever they hold at most 60% of the
-    tokens taken (each chunk here is 10 tokens); a test comes after all code."""
+    their share: after the best look-alike, the next linked chunk comes whenever they
+    hold at most 60% of the tokens taken (each chunk here is 10 tokens); a test comes
+    after all code."""
     alike = [_chunk(i, f"alike{i}.py", 1, 5, 0.9 - i / 100, code="x" * 40) for i in range(4)]
     linked = [_chunk(i, f"linked{i}.py", 1, 5, 0.2, code="x" * 40, callee=0.5) for i in (10, 11)]
     test = replace(_chunk(20, "tests/test_a.py", 1, 5, 5.0, callee=1.0), secondary=True)
     ranked = rank_context([*alike, *linked, test], max_per_file=3, linked_share=0.6)
-    # linked 0/0 -> 10; 10/10 > 0.6: alike 0; 10/20 -> 11; 20/30 > 0.6: the rest
-    assert [c.chunk_id for c in ranked] == [10, 0, 11, 1, 2, 3, 20]
+    # first: alike 0; linked 0/10 -> 10; 10/20 -> 11; 20/30 > 0.6: alike 1; 20/40 -> the rest
+    assert [c.chunk_id for c in ranked] == [0, 10, 11, 1, 2, 3, 20]
     plain = rank_context([*alike, *linked, test], max_per_file=3, linked_share=0.0)
-    assert [c.chunk_id for c in plain][:2] == [10, 0]  # the first linked chunk still leads
+    assert [c.chunk_id for c in plain][:3] == [0, 10, 1]  # a linked chunk still comes second
+    only_linked = rank_context([*linked, test], max_per_file=3)
+    assert [c.chunk_id for c in only_linked] == [10, 11, 20]  # nothing else: linked first
 
 
 def test_rank_dedups_overlaps_and_caps_per_file() -> None:
@@ -223,13 +221,36 @@ def test_the_words_of_the_whole_change_sum_over_its_functions() -> None:
     from app.retrieval.candidates import _add_summed
 
     found: list[dict[int, dict[str, float | str]]] = [{}, {}, {}]
-    _add_summed(found, [[(1, 2.0), (2, 1.5)], [(2, 2.5), (3, 0.5)], [(4, 0.4)]], "words")
+    scored = [[(1, 2.0), (2, 1.5)], [(2, 2.5), (3, 0.5)], [(4, 0.4)]]
+    _add_summed(found, scored, "words", [[0], [1], [2]])
     assert found[0] == {1: {"words": 0.5}, 2: {"words": 1.0}}
     assert found[1] == {2: {"words": 1.0}, 3: {"words": 0.125}}
     assert found[2] == {4: {"words": 0.1}}  # a small function's best stays small
     nothing: list[dict[int, dict[str, float | str]]] = [{}]
-    _add_summed(nothing, [[(5, 0.0)]], "words")
+    _add_summed(nothing, [[(5, 0.0)]], "words", [[0]])
     assert nothing == [{}]
+
+
+def test_a_files_diff_is_a_words_query_of_its_functions() -> None:
+    """Each searched function's code is a query, and so is each touched file's diff (its
+    removed and context lines too), recorded for every searched function of that file;
+    a file with no searched function asks nothing."""
+    from app.retrieval.candidates import _add_summed, word_queries
+
+    diffs, [function] = _changed()
+    other = parse_diff(
+        b"diff --git a/pkg/b.py b/pkg/b.py\n--- a/pkg/b.py\n+++ b/pkg/b.py\n"
+        b"@@ -1,2 +1,2 @@\n import os\n-X = 1\n+X = 2\n"
+    )
+    assert other[0].text == "import os\nX = 1\nX = 2"  # every line, without its mark
+    codes, paths, owners = word_queries([function, function], [*diffs, *other])
+    assert codes[:2] == [function.chunk.raw_code] * 2
+    assert codes[2] == diffs[0].text and "gateway.charge" in codes[2]  # the removed call
+    assert len(codes) == 3 and paths == [diffs[0].path] * 3 and owners == [[0], [1], [0, 1]]
+    found: list[dict[int, dict[str, float | str]]] = [{}, {}]
+    _add_summed(found, [[(7, 1.0)], [], [(7, 1.0), (8, 0.5)]], "words", owners)
+    assert found[0] == {7: {"words": 1.0}, 8: {"words": 0.25}}
+    assert found[1] == {7: {"words": 1.0}, 8: {"words": 0.25}}
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ from app.db.queries.usage import daily_usage, installations_today, top_pull_requ
 from app.errors import ReviewbotError
 from app.indexing.embedder import select_embedder
 from app.llm.prices import model_prices
-from app.retrieval.search import search
+from app.retrieval.retrieve import search_question
 from app.runtime import Runtime
 
 router = APIRouter(prefix="/admin")
@@ -114,7 +114,9 @@ def repository_detail(
     hits, code, error = [], {}, None
     if q and q.strip():
         try:
-            hits = search(engine, repo.full_name, q.strip(), select_embedder(settings), k=10)
+            hits = search_question(
+                engine, repo.full_name, q.strip(), select_embedder(settings), settings, k=10
+            )
         except ReviewbotError as exc:
             error = str(exc)
         with engine.connect() as conn:
