@@ -52,9 +52,10 @@ SECONDARY_PATHS = tuple(
     "*.yaml *.toml *.json *.cfg *.ini *.lock".split()
 )
 
-
 #: Bots: GitHub Apps' accounts, and Dependabot and Renovate under the names they run as.
 DEFAULT_IGNORED_AUTHORS = ("*[bot]", "dependabot", "dependabot-preview", "renovate", "renovate-bot")
+#: Look-alike chunks of one file in a review's context, at most (related ones are not capped).
+MAX_CHUNKS_PER_FILE = 5
 RetrievalSignal = Literal[
     "vector", "lexical", "words", "structural", "history", "siblings", "removed"
 ]
@@ -187,7 +188,7 @@ class Settings(BaseSettings):
     retrieval_llm_queries: bool = False
     retrieval_per_signal: int = Field(default=40, ge=1, le=200)
     retrieval_max_functions: int = Field(default=40, ge=1)
-    max_chunks_per_file: int = Field(default=3, ge=1)
+    max_chunks_per_file: int = Field(default=MAX_CHUNKS_PER_FILE, ge=1)
     max_review_comments: int = Field(default=10, ge=0, le=50)
 
     # GitHub App behaviour (a repository's [review] table overrides each of these)

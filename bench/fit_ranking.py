@@ -35,9 +35,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, fields, replace
 from typing import Any
 
+from app.config import MAX_CHUNKS_PER_FILE
 from app.retrieval.evidence import Evidence
 from app.retrieval.ranking import ContextChunk, rank_context
-from app.retrieval.weights import QUESTION_WEIGHTS, RankingWeights
+from app.retrieval.weights import QUESTION_MAX_PER_FILE, QUESTION_WEIGHTS, RankingWeights
 
 BUDGETS = (2000, 4000, 8000)
 #: The weights a diff's context was ranked by before the relevance model: the reference.
@@ -86,7 +87,7 @@ def recall_at(case: dict[str, Any], weights: RankingWeights) -> dict[str, float]
 
 def recall_of(case: dict[str, Any], scored: Sequence[ContextChunk]) -> dict[str, float]:
     """R@each budget and MRR of ``case``'s candidates ranked by their scores."""
-    ranked = rank_context([c for c in scored if c.score > 0], 3)
+    ranked = rank_context([c for c in scored if c.score > 0], MAX_CHUNKS_PER_FILE)
     targets = case["targets"]
     found: dict[str, float] = {}
     for budget in BUDGETS:
@@ -184,7 +185,7 @@ def report(cases: Sequence[dict[str, Any]]) -> None:
 
 #: The search signals a question has, and how many chunks of a file ``/ask`` keeps.
 QUESTION_FIELDS = ("lexical", "vector", "words")
-QUESTION_PER_FILE = 3
+QUESTION_PER_FILE = QUESTION_MAX_PER_FILE
 
 
 def question_scores(case: dict[str, Any], weights: RankingWeights) -> dict[str, float]:

@@ -38,7 +38,14 @@ from typing import Any
 
 import numpy as np
 
-from app.retrieval.relevance import FEATURES, RelevanceModel, Touched, features, scored
+from app.retrieval.relevance import (
+    FEATURES,
+    MIN_TOKENS,
+    RelevanceModel,
+    Touched,
+    features,
+    scored,
+)
 from bench.cochange_bench import HELD_OUT
 from bench.fit_ranking import BUDGETS, DEFAULT_WEIGHTS, hits, load, recall_at, recall_of
 
@@ -71,9 +78,11 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float) -> tuple[float, np.nda
     return float(w[0]), w[1:]
 
 
-def model_of(intercept: float, coefficients: np.ndarray, exponent: float) -> RelevanceModel:
+def model_of(
+    intercept: float, coefficients: np.ndarray, exponent: float, min_tokens: int = MIN_TOKENS
+) -> RelevanceModel:
     named = {n: round(float(c), 4) for n, c in zip(FEATURES, coefficients, strict=True)}
-    return RelevanceModel(round(intercept, 4), named, exponent)
+    return RelevanceModel(round(intercept, 4), named, exponent, min_tokens)
 
 
 def ranked_by(case: dict[str, Any], model: RelevanceModel) -> dict[str, float]:
@@ -81,7 +90,10 @@ def ranked_by(case: dict[str, Any], model: RelevanceModel) -> dict[str, float]:
 
 
 def held_out(
-    cases: Sequence[dict[str, Any]], l2: float, exponents: Sequence[float]
+    cases: Sequence[dict[str, Any]],
+    l2: float,
+    exponents: Sequence[float],
+    min_tokens: int = MIN_TOKENS,
 ) -> dict[float, list[tuple[dict[str, Any], dict[str, float]]]]:
     """Per exponent, each case's metrics under a model fitted without its repository."""
     data = [design(c) for c in cases]
@@ -93,7 +105,7 @@ def held_out(
         )
         for case in (c for c in cases if c["repo"] == repo):
             for exponent in exponents:
-                model = model_of(intercept, coefficients, exponent)
+                model = model_of(intercept, coefficients, exponent, min_tokens)
                 out[exponent].append((case, ranked_by(case, model)))
     return out
 
@@ -127,6 +139,7 @@ def main() -> None:
     parser.add_argument("dumps", nargs="+")
     parser.add_argument("--exponents", default="0.75,1,1.25", help="size exponents to judge")
     parser.add_argument("--l2", type=float, default=0.33, help="the coefficients' penalty")
+    parser.add_argument("--min-tokens", type=int, default=MIN_TOKENS, help="size floor")
     parser.add_argument("--write", help="store the model and its provenance in this file")
     parser.add_argument("--embedder", default="hash", help="the dumps' embedder (recorded)")
     args = parser.parse_args()
@@ -143,7 +156,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|")
     weighted = [(c, recall_at(c, DEFAULT_WEIGHTS)) for c in cases]
     table(weighted, "RankingWeights (fitted on these cases)")
-    judged = held_out(cases, args.l2, exponents)
+    judged = held_out(cases, args.l2, exponents, args.min_tokens)
     for exponent, rows in judged.items():
         table(rows, f"relevance, size^{exponent:g}, held out")
     data = [design(c) for c in cases]
@@ -156,12 +169,13 @@ def main() -> None:
         print(f'    "{name}": {value:.4f},')
     print("},")
     if args.write:
-        model = model_of(intercept, coefficients, exponents[0])
+        model = model_of(intercept, coefficients, exponents[0], args.min_tokens)
         stored = {
             "model": {
                 "intercept": model.intercept,
                 "coefficients": dict(model.coefficients),
                 "size_exponent": model.size_exponent,
+                "min_tokens": model.min_tokens,
             },
             "provenance": provenance(cases, args, judged[exponents[0]]),
         }
@@ -198,6 +212,7 @@ def provenance(
         "embedder": args.embedder,
         "l2": args.l2,
         "size_exponent": float(args.exponents.split(",")[0]),
+        "min_tokens": args.min_tokens,
         "held_out_by_repository": figures,
     }
 

@@ -10,7 +10,9 @@ lines; a trailing "(#123)" and a "fix:"-style prefix are dropped). The index is 
 commit's parent. Retrievers: BM25 over tree-sitter definitions (the benchmark's own),
 the product's lexical signal (BM25 over names, references and summaries), its vector
 signal (the embedder chosen), and both fused as ``/ask`` fuses them. Scored: MRR (1 /
-rank of the first changed function found) and R@10.
+rank of the first changed function found) and R@10. Cases are mined back from the
+commit each repository's co-change cases were pinned at (``bench/cases/cochange.json``),
+and reported held out and in sample as there.
 
     python -m bench.question_bench [--cases 30] [--embedder hash|local] [--json FILE]
     python -m bench.question_bench --json FILE --report   # the tables of what FILE holds
@@ -29,9 +31,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bench.cochange_bench import REPOS
+from bench.cochange_bench import HELD_OUT, REPOS
 from bench.cochange_cases import changed_functions, old_side_lines
-from bench.recall_bench import Item, bm25_items, hits
+from bench.recall_bench import PINNED_HEADS, Item, bm25_items, hits
 from bench.recall_cases import LANGS, SECONDARY, Definition, git, git_bytes, parse
 
 _SKIP = re.compile(r"^(merge|bump|release|version|v?\d+\.\d+|revert|update (changelog|deps))", re.I)
@@ -57,10 +59,12 @@ def question_of(subject: str) -> str | None:
     return text
 
 
-def mine_questions(git_dir: str, repo: str, lang: str, limit: int, scan: int) -> list[QuestionCase]:
+def mine_questions(
+    git_dir: str, repo: str, lang: str, limit: int, scan: int, head: str = "HEAD"
+) -> list[QuestionCase]:
     spec = LANGS[lang]
     cases: list[QuestionCase] = []
-    for commit in git(git_dir, "rev-list", "--first-parent", f"-n{scan}", "HEAD").split():
+    for commit in git(git_dir, "rev-list", "--first-parent", f"-n{scan}", head).split():
         parents = git(git_dir, "rev-list", "--parents", "-n1", commit).split()[1:]
         question = question_of(git(git_dir, "log", "-1", "--format=%s", commit))
         if not parents or question is None:
@@ -129,7 +133,8 @@ def main() -> None:
             runner = ProductRunner(db.engine, embedder, history=False)
             for full_name, language in [r for r in REPOS if r[0] in only]:
                 git_dir = str(args.mirrors / full_name.replace("/", "+") / "repo")
-                cases = mine_questions(git_dir, full_name, language, args.cases, args.scan)
+                head = PINNED_HEADS.get(full_name, "HEAD")
+                cases = mine_questions(git_dir, full_name, language, args.cases, args.scan, head)
                 for case in cases:
                     runner.index(full_name, git_dir, case.parent)
                     chunks = question_candidates(db.engine, full_name, case.question, embedder)
@@ -145,6 +150,7 @@ def main() -> None:
                             {
                                 "repo": full_name,
                                 "language": language,
+                                "held_out": full_name in HELD_OUT,
                                 "commit": case.commit,
                                 "retriever": retriever,
                                 **scores(items, case.targets),
@@ -200,9 +206,8 @@ def question_candidates(engine: Any, repo: str, question: str, embedder: Any) ->
 
 
 def question_items(chunks: list[Any], signals: tuple[str, ...], weights: Any = None) -> list[Item]:
-    from app.config import Settings
     from app.retrieval.ranking import rank_context
-    from app.retrieval.weights import QUESTION_WEIGHTS
+    from app.retrieval.weights import QUESTION_MAX_PER_FILE, QUESTION_WEIGHTS
     from bench.retrieval_runner import masked
 
     weights = weights or QUESTION_WEIGHTS
@@ -211,7 +216,7 @@ def question_items(chunks: list[Any], signals: tuple[str, ...], weights: Any = N
         evidence = masked(chunk.evidence, signals)
         if evidence.signals:
             scored.append(replace(chunk, evidence=evidence, score=weights.score(evidence)))
-    ranked = rank_context(scored, Settings().max_chunks_per_file)
+    ranked = rank_context(scored, QUESTION_MAX_PER_FILE)
     return [Item(c.file_path, c.start_line, c.end_line, c.chunk_type, 0) for c in ranked]
 
 
@@ -222,10 +227,15 @@ def report(rows: list[dict[str, Any]], embedder: str) -> None:
     print("|---|---|---|---|---|")
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
-        groups[(r["retriever"], "all")].append(r)
-        groups[(r["retriever"], r["language"])].append(r)
+        sample = "held out" if r.get("held_out") else "in sample"
+        groups[(r["retriever"], sample)].append(r)
+        groups[(r["retriever"], f"{sample} {r['language']}")].append(r)
     for retriever in [*QUESTION_RETRIEVERS, "BM25"]:
-        for scope in ("all", "python", "go", "typescript"):
+        for scope in (
+            f"{sample}{lang}"
+            for sample in ("held out", "in sample")
+            for lang in ("", " python", " go", " typescript")
+        ):
             group = groups.get((retriever, scope), [])
             if group:
                 mrr = statistics.mean(g["MRR"] for g in group)

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from app.config import MAX_CHUNKS_PER_FILE
 from app.retrieval.evidence import SIGNAL_NAMES, cleared
 from bench.recall_bench import Item
 from bench.recall_cases import git_bytes
@@ -161,7 +162,7 @@ def ranked(
             count(render_context_block(c)) + 1 if tokens else 0,
             span(c.file_path, c.start_line, c.end_line) if span else 0,
         )
-        for c in rank_context(rescored, 3)
+        for c in rank_context(rescored, MAX_CHUNKS_PER_FILE)
     ]
 
 

@@ -82,13 +82,13 @@ def candidate_chunks(
 def secondary_paths(patterns: Sequence[str]) -> Callable[[str], bool]:
     """``is_secondary(path)`` for gitignore-style ``patterns``, each path matched once: a
     PR's candidates come from fewer files than rows, and matching the 33 default patterns
-    takes about 15 microseconds a path (bench/RESULTS.md)."""
+    takes microseconds a path (bench/RESULTS.md)."""
     return functools.cache(_spec(tuple(patterns)).match_file)
 
 
 @functools.lru_cache(maxsize=8)
 def _spec(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
-    """The compiled patterns (2.7 ms for the defaults), once per process."""
+    """The compiled patterns, once per process."""
     return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 
@@ -103,8 +103,8 @@ def function_evidence(
 ) -> list[dict[int, Evidence]]:
     """For each searched function, what every signal found, as evidence per chunk. With
     ``engine``, the vector, lexical and words statements run on connections of their own
-    while the others run on ``conn``: each takes about as long as the rest together (a PR
-    of 20 functions on pallets/click: 45, 23, 60 and 50 ms, bench/RESULTS.md)."""
+    while the others run on ``conn``: each takes about as long as the rest together
+    (bench/RESULTS.md, "A PR's database time")."""
     functions = search.searched
     terms = [lexical_terms(f, search.queries) for f in functions] if "lexical" in signals else []
     depth = k * LINKS_PER_SIGNAL_HIT

@@ -37,9 +37,8 @@ class LexicalLimits:
 #: A diff's queries: many per PR, made of identifiers, where a rare one says the most.
 DIFF_LIMITS = LexicalLimits(frequent_share=0.05, match_budget=1000)
 #: A question: one query per ask, in English, whose words are common in code ("proxy",
-#: "header") and count together. Under the diff's limits those words were dropped and
-#: the signal fell from MRR 0.257 to 0.248 and the fused ranking from 0.323 to 0.268
-#: (bench/question_bench.py, 60 cases, bench/RESULTS.md).
+#: "header") and count together: under the diff's limits those words were dropped and
+#: the question benchmark's first hits got worse (bench/RESULTS.md, "Question to code").
 QUESTION_LIMITS = LexicalLimits(frequent_share=0.25, match_budget=20_000)
 
 
@@ -116,9 +115,10 @@ BM25_B = 0.75
 #: BM25 for every query of a PR in one pass, over tsvector column ``{column}``: each
 #: query's words (``:qs``, ' | '-joined) score the chunks holding any of the matching
 #: words (``:any``); each such chunk is read and its words unnested once (``hits``), not
-#: once per query matching it (a PR's 20 queries on pallets/click: 28 ms against 470 ms,
-#: bench/RESULTS.md). A matching word's document frequency is its count among those
-#: chunks, which hold every chunk that has it, so it is the repository's; any other
+#: once per query matching it (an order of magnitude less time for a PR's queries,
+#: bench/RESULTS.md, "Batched retrieval"). A matching word's document frequency is its
+#: count among those chunks, which hold every chunk that has it, so it is the
+#: repository's; any other
 #: word's is its count (``:kw``, ``:kdf``). Arithmetic in float8 (``numeric`` doubled
 #: the time).
 _BM25 = """
@@ -132,7 +132,7 @@ WITH q AS MATERIALIZED (
   SELECT c.id, c.file_path, l.len, u.lexeme,
     CAST(coalesce(array_length(u.positions, 1), 1) AS float8) AS tf
   -- the length once a chunk (OFFSET 0 keeps it a subquery), not once a matched word: each
-  -- call reads the tsvector again (62 against 86 ms for a PR's code words on click)
+  -- call reads the tsvector again (bench/RESULTS.md)
   FROM code_chunks c CROSS JOIN LATERAL
     (SELECT CAST(length(c.{column}) AS float8) AS len OFFSET 0) l,
     -- only the queries' words, marked and kept in C, not every word unnested and compared
@@ -251,10 +251,10 @@ def _bm25(
 #: chunks (they order little); the chunks scored are those holding one of the query's
 #: rarest words, within ``match_budget`` matches (a chunk sharing only common words with
 #: the change scores little, and reading every chunk of a large repository's for them
-#: took 490 ms a PR on colinhacks/zod; bench/RESULTS.md).
+#: costs more than the rest of the retrieval; bench/RESULTS.md).
 CODE_LIMITS = LexicalLimits(frequent_share=0.35, match_budget=1000)
-#: A PR's queries share this many matches (each keeps at least ``CODE_MIN_MATCHES``): on
-#: colinhacks/zod 20 functions at 300 each took 90 ms, at 150 each 68 ms.
+#: A PR's queries share this many matches (each keeps at least ``CODE_MIN_MATCHES``): the
+#: statement's time grows with the matches read (bench/RESULTS.md).
 CODE_PR_MATCHES = 5_000
 CODE_MIN_MATCHES = 100
 #: The hits each query keeps (at least): summed over a PR's functions
@@ -296,9 +296,9 @@ def code_word_scores(
     shares its words, ranked by Okapi BM25 over the words of the chunks' code
     (``code_tsv``): what the author may have to change too uses the same rare names. A
     query with a path (its function's file) leaves that file's chunks out: they share the
-    file's names whether or not they relate to the change (with them, BM25's first-hit
-    rank on the co-change benchmark fell from 0.355 to 0.241; the structural signal
-    still finds what the change calls there). The words of every query in one
+    file's names whether or not they relate to the change (with them, the co-change
+    benchmark's first hits got much worse; the structural signal still finds what the
+    change calls there). The words of every query in one
     statement, their counts in another, then all the queries in one (``_CODE_WORDS``),
     over the chunks ``code_query`` chooses."""
     if not any(code.strip() for code in codes):

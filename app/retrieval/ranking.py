@@ -91,7 +91,7 @@ def rank_context(
     at most ``max_per_file`` chunks per file that only look alike. Those related to the
     change by a link, history or a sibling are never capped, nor do they count towards
     the cap: a file the change is coupled to often holds several functions that must
-    change with it (co-change R@4000 0.736 -> 0.758, bench/RESULTS.md). Then code linked
+    change with it (bench/RESULTS.md, "Look-alike context as excerpts"). Then code linked
     to the change keeps ``linked_share`` of the tokens (``_interleaved``)."""
     ordered = sorted(chunks, key=rank_key)
     kept: list[ContextChunk] = []

@@ -116,6 +116,8 @@ class RelevanceModel:
     intercept: float
     coefficients: Mapping[str, float]
     size_exponent: float = 1.0
+    #: a chunk smaller than this costs as much as this in its rank (``MIN_TOKENS``)
+    min_tokens: int = 30
 
     def probability(self, chunk: ContextChunk, touched: Touched) -> float:
         x = features(chunk, touched)
@@ -126,7 +128,7 @@ class RelevanceModel:
 
     def rank_score(self, probability: float, chunk: ContextChunk) -> float:
         """Probability per hundred tokens (to the ``size_exponent``)."""
-        tokens = max(chunk.shown_tokens, MIN_TOKENS)
+        tokens = max(chunk.shown_tokens, self.min_tokens)
         return probability / (tokens / 100) ** self.size_exponent
 
 
@@ -145,7 +147,7 @@ def scored(
 def load_model(data: Mapping[str, object]) -> RelevanceModel:
     """A model as ``bench/fit_relevance.py --write`` stores it (``model``; its
     ``provenance`` says what it was fitted on and how it did on code it never saw)."""
-    model = data["model"]
+    model = data.get("model")
     if not isinstance(model, Mapping):
         raise ValueError("a relevance model file needs a 'model' object")
     coefficients = {str(k): float(v) for k, v in model["coefficients"].items()}
@@ -153,7 +155,10 @@ def load_model(data: Mapping[str, object]) -> RelevanceModel:
     if unknown:
         raise ValueError(f"the relevance model names unknown features: {sorted(unknown)}")
     return RelevanceModel(
-        float(model["intercept"]), coefficients, float(model.get("size_exponent", 1.0))
+        float(model["intercept"]),
+        coefficients,
+        float(model.get("size_exponent", 1.0)),
+        int(model.get("min_tokens", MIN_TOKENS)),
     )
 
 

@@ -32,7 +32,7 @@ from app.retrieval.queries import RetrievalQuery, describe_change_with_llm, heur
 from app.retrieval.ranking import ContextChunk, pack, rank_context
 from app.retrieval.relevance import DIFF_RELEVANCE, RelevanceModel, scored
 from app.retrieval.search import SearchHit, indexed_repository
-from app.retrieval.weights import QUESTION_WEIGHTS, RankingWeights
+from app.retrieval.weights import QUESTION_MAX_PER_FILE, QUESTION_WEIGHTS, RankingWeights
 
 log = logging.getLogger(__name__)
 
@@ -253,7 +253,8 @@ def ranked_for_question(
     weights: RankingWeights = QUESTION_WEIGHTS,
 ) -> list[ContextChunk]:
     """A question in words is the query of the search signals (vector, lexical, words),
-    fused by ``weights``, code before tests and docs, de-duplicated; best first."""
+    fused by ``weights``, code before tests and docs, de-duplicated, at most
+    ``QUESTION_MAX_PER_FILE`` look-alikes of a file; best first."""
     signals = {"vector", "lexical", "words"} & set(settings.retrieval_signals)
     vectors: list[list[float]] = []
     if "vector" in signals and _enrichment_note(engine, repo, embedder, settings):
@@ -267,7 +268,7 @@ def ranked_for_question(
         chunks = load_candidates(
             conn, found, secondary_paths(settings.retrieval_secondary_paths), weights
         )
-    return rank_context(chunks, settings.max_chunks_per_file)
+    return rank_context(chunks, QUESTION_MAX_PER_FILE)
 
 
 def _describer(llm: openai.OpenAI | None, settings: Settings) -> openai.OpenAI | None:

@@ -19,9 +19,8 @@ from app.retrieval.search import prepare_vector_search, searchable
 class OnePass:
     """When a repository without a vector index is searched in one pass over its rows for
     all the queries (``_exact_in_one_pass``) rather than one scan a query: from ``rows``
-    rows (for 20 queries, 138 against 194 ms at 4,913 rows, the same at 1,928:
-    bench/RESULTS.md). ``sample_rows``: the rows whose distances bound each query's
-    k-th nearest before that pass."""
+    rows (bench/RESULTS.md, "Exact search in one pass"). ``sample_rows``: the rows whose
+    distances bound each query's k-th nearest before that pass."""
 
     rows: int = 5_000
     sample_rows: int = 5_000

@@ -45,3 +45,6 @@ class RankingWeights:
 #: the hash embedder's vectors say little, and their weight is kept higher than its fit
 #: for semantic embedders (bench/RESULTS.md, "Question to code").
 QUESTION_WEIGHTS = RankingWeights(lexical=1.0, vector=0.4, words=2.0)
+#: A question's answers are often several functions of one file: its look-alikes are
+#: capped per file far higher than a review's (bench/RESULTS.md, "Question to code").
+QUESTION_MAX_PER_FILE = 10

@@ -1,7 +1,9 @@
 """One calibrated score for every kind of context: the relevance model's features, its
 probability, and ranking by probability per token."""
 
+import json
 import math
+from importlib import resources
 
 import numpy as np
 import pytest
@@ -15,6 +17,7 @@ from app.retrieval.relevance import (
     RelevanceModel,
     Touched,
     features,
+    load_model,
     path_words,
     scored,
 )
@@ -68,23 +71,44 @@ def test_features_of_the_evidence_kind_and_size() -> None:
     assert alone["words"] == 0.4 and alone["coupled_words"] == 0.0
 
 
-def test_a_relation_to_the_change_makes_a_chunk_more_likely_needed() -> None:
+#: A hand-set model: the tests check the mechanics, not the current fit (a refit moves
+#: every coefficient; ``app/retrieval/relevance_model.json`` holds it).
+MODEL = RelevanceModel(
+    intercept=-5.0,
+    coefficients={"callee": 3.0, "vector": 1.0, "words": 1.5, "edited": 2.0, "replaced": 1.0,
+                  "secondary": -5.0, "cochange": 0.7, "function": 1.0},
+)  # fmt: skip
+
+
+def test_the_probability_follows_the_coefficients() -> None:
     touched = Touched.of(["httpx/_client.py"])
-    plain = DIFF_RELEVANCE.probability(chunk(words=0.3), touched)
-    assert DIFF_RELEVANCE.probability(chunk(words=0.3, callee=1.0), touched) > 5 * plain
-    assert DIFF_RELEVANCE.probability(chunk(words=0.3, vector=0.8), touched) > plain
-    assert DIFF_RELEVANCE.probability(chunk(words=1.0), touched) > 2 * plain
-    # using the changed lines' names, above all those the change replaced
-    uses = DIFF_RELEVANCE.probability(chunk(words=0.3, edited=0.8), touched)
-    assert uses > 5 * plain
-    assert DIFF_RELEVANCE.probability(chunk(words=0.3, edited=0.8, replaced=1.0), touched) > uses
-    # a test or doc with the same evidence is far less likely to be what the review needs
-    assert DIFF_RELEVANCE.probability(chunk(words=0.3, secondary=True), touched) < plain / 50
+    plain = MODEL.probability(chunk(words=0.3), touched)
+    z = -5.0 + 1.5 * 0.3 + 1.0  # the intercept, the words, a function
+    assert plain == pytest.approx(1 / (1 + math.exp(-z)))
+    assert MODEL.probability(chunk(words=0.3, callee=1.0), touched) > 5 * plain
+    assert MODEL.probability(chunk(words=0.3, secondary=True), touched) < plain / 50
+    assert 0.0 < MODEL.probability(chunk(), Touched.of([])) < 0.05
 
 
-def test_the_probability_is_calibrated_low_for_a_chunk_with_no_evidence() -> None:
-    p = DIFF_RELEVANCE.probability(chunk(), Touched.of([]))
-    assert 0.0 < p < 0.01  # about one candidate in a hundred holds a target
+def test_the_shipped_model_is_known_features_with_its_provenance() -> None:
+    stored = json.loads(
+        resources.files("app.retrieval").joinpath("relevance_model.json").read_text()
+    )
+    assert load_model(stored) == DIFF_RELEVANCE
+    assert set(DIFF_RELEVANCE.coefficients) <= set(FEATURES)
+    provenance = stored["provenance"]
+    assert {"fitted_by", "commit", "cases_sha256", "embedder", "l2"} <= set(provenance)
+    # what the product depends on, whatever the fit: a test or doc is less likely needed
+    touched = Touched.of(["httpx/_client.py"])
+    code = DIFF_RELEVANCE.probability(chunk(words=0.5), touched)
+    assert DIFF_RELEVANCE.probability(chunk(words=0.5, secondary=True), touched) < code
+
+
+def test_a_model_file_naming_an_unknown_feature_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown features: \\['stars'\\]"):
+        load_model({"model": {"intercept": 0.0, "coefficients": {"stars": 1.0}}})
+    with pytest.raises(ValueError, match="'model' object"):
+        load_model({"provenance": {}})
 
 
 def test_ranked_by_probability_per_token_with_a_floor_for_tiny_chunks() -> None:
@@ -102,10 +126,10 @@ def test_the_forgotten_co_changed_function_outranks_a_long_lookalike() -> None:
     comes before a long function that only looks alike, in another directory."""
     forgotten = chunk("httpx/_config.py", "function", 120, cochange=0.5, together=3, words=0.6)
     lookalike = chunk("httpx/transports/default.py", "class", 900, vector=0.9, lexical=0.8)
-    ranked = rank_context(scored([lookalike, forgotten], ["httpx/_client.py"], DIFF_RELEVANCE), 3)
+    ranked = rank_context(scored([lookalike, forgotten], ["httpx/_client.py"], MODEL), 3)
     assert [c.file_path for c in ranked] == ["httpx/_config.py", "httpx/transports/default.py"]
     assert all(0.0 < c.relevance < 1.0 for c in ranked)
-    assert ranked[0].score == DIFF_RELEVANCE.rank_score(ranked[0].relevance, ranked[0])
+    assert ranked[0].score == MODEL.rank_score(ranked[0].relevance, ranked[0])
 
 
 def test_the_fit_recovers_the_model_that_made_the_labels() -> None:
