@@ -193,7 +193,7 @@ def main() -> None:
                                 for t in case.targets
                             ],
                             "changed": runner.touched,
-                            "candidates": dump(chunks),
+                            "candidates": dump(chunks, span),
                         }
                     )
                 stem = args.out / full_name.replace("/", "+")

@@ -71,6 +71,10 @@ def load(paths: Sequence[str]) -> list[dict[str, Any]]:
             )
             for i, c in enumerate(case["candidates"])
         ]
+        # each candidate's line-range cost, by its chunk id (0 where the dump predates it)
+        case["lines"] = [c.get("lines", 0) for c in case["candidates"]]
+        if not all(case["lines"]):
+            case["lines"] = []
     return cases
 
 
@@ -90,13 +94,18 @@ def recall_of(case: dict[str, Any], scored: Sequence[ContextChunk]) -> dict[str,
     ranked = rank_context([c for c in scored if c.score > 0], MAX_CHUNKS_PER_FILE)
     targets = case["targets"]
     found: dict[str, float] = {}
-    for budget in BUDGETS:
-        used, taken = 0, []
-        for chunk in ranked:
-            if used + chunk.tokens <= budget:
-                used += chunk.tokens
-                taken.append(chunk)
-        found[f"R@{budget}"] = sum(any(hits(c, t) for c in taken) for t in targets) / len(targets)
+    costings = {"R": lambda c: c.tokens}
+    if case.get("lines"):  # dumps that cost each candidate by its line range too
+        costings["lines R"] = lambda c: case["lines"][c.chunk_id]
+    for name, cost in costings.items():
+        for budget in BUDGETS:
+            used, taken = 0, []
+            for chunk in ranked:
+                if used + cost(chunk) <= budget:
+                    used += cost(chunk)
+                    taken.append(chunk)
+            hit = sum(any(hits(c, t) for c in taken) for t in targets)
+            found[f"{name}@{budget}"] = hit / len(targets)
     first = next((i for i, c in enumerate(ranked, 1) if any(hits(c, t) for t in targets)), None)
     found["MRR"] = 1 / first if first else 0.0
     return found

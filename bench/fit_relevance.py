@@ -119,11 +119,19 @@ def table(rows: Sequence[tuple[dict[str, Any], dict[str, float]]], label: str) -
             for lang in LANGUAGES
             if any(c["language"] == lang for c, _ in mine)
         ]
+        # costed by line ranges, where the dumps say what each candidate's range costs
+        lines = [
+            statistics.mean(m[f"lines {k}"] for _, m in mine)
+            for k in _budget_keys()
+            if all(f"lines {k}" in m for _, m in mine)
+        ]
         print(
             f"| {label} | {benchmark} | {len(mine)} | "
             + " | ".join(f"{v:.3f}" for v in cells)
             + " | "
             + " / ".join(f"{v:.2f}" for v in languages)
+            + " | "
+            + " / ".join(f"{v:.3f}" for v in lines)
             + " |"
         )
 
@@ -152,8 +160,8 @@ def main() -> None:
         raise SystemExit(f"{len(missing)} cases name no touched files (old dumps): rerun them")
     exponents = [float(e) for e in args.exponents.split(",")]
     heads = " | ".join([*_budget_keys(), "MRR"])
-    print(f"| ranking | benchmark | cases | {heads} | R@4000 py / go / ts |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print(f"| ranking | benchmark | cases | {heads} | R@4000 py / go / ts | lines R@B |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     weighted = [(c, recall_at(c, DEFAULT_WEIGHTS)) for c in cases]
     table(weighted, "RankingWeights (fitted on these cases)")
     judged = held_out(cases, args.l2, exponents, args.min_tokens)

@@ -292,7 +292,7 @@ def main() -> None:
                                 "commit": case.commit,
                                 "targets": [[t.path, t.start, t.end] for t in case.targets],
                                 "changed": runner.touched,
-                                "candidates": dump(chunks),
+                                "candidates": dump(chunks, span),
                             }
                         )
                 print(

@@ -69,6 +69,7 @@ class Candidate:
     evidence: dict[str, Any]
     window_from: int = 0  # a window under its definition's signature: its own first line
     shown: int = 0  # ceil(chars / 4) of what is shown (its excerpt, ``excerpts``): the budget
+    lines: int = 0  # ceil(chars / 4) of its whole line range in the file (``span_cost``)
 
 
 def masked(evidence: Any, signals: Sequence[str]) -> Any:
@@ -166,8 +167,11 @@ def ranked(
     ]
 
 
-def dump(chunks: Sequence[Any]) -> list[dict[str, Any]]:
-    """Candidates as JSON-ready dictionaries (``Candidate``)."""
+def dump(
+    chunks: Sequence[Any], span: Callable[[str, int, int], int] | None = None
+) -> list[dict[str, Any]]:
+    """Candidates as JSON-ready dictionaries (``Candidate``); with ``span``, each costed by
+    its whole line range too."""
     return [
         asdict(
             Candidate(
@@ -180,6 +184,7 @@ def dump(chunks: Sequence[Any]) -> list[dict[str, Any]]:
                 {f.name: getattr(c.evidence, f.name) for f in fields(c.evidence)},
                 c.window_from,
                 c.shown_tokens,
+                span(c.file_path, c.start_line, c.end_line) if span else 0,
             )
         )
         for c in chunks

@@ -42,9 +42,16 @@ EVERYWHERE_SHARE = 0.25
 def excerpt(code: str, changed_names: frozenset[str] | set[str]) -> str:
     """``code`` cut to its head and the lines around ``changed_names``, or '' when it is
     better shown whole (short, or most of it would stay)."""
+    cut = _cut(code, changed_names)
+    return cut[0] if cut else ""
+
+
+def _cut(code: str, changed_names: frozenset[str] | set[str]) -> tuple[str, int] | None:
+    """The excerpt and how many of the code's last lines it leaves out after its last line
+    shown; None when the code is better shown whole."""
     lines = code.split("\n")
     if len(lines) < MIN_LINES:
-        return ""
+        return None
     held = [changed_names.intersection(IDENTIFIER.findall(line)) for line in lines]
     on_lines = Counter(n for found in held for n in found)
     telling = {n for n, count in on_lines.items() if count <= len(lines) * EVERYWHERE_SHARE}
@@ -55,7 +62,7 @@ def excerpt(code: str, changed_names: frozenset[str] | set[str]) -> str:
     # a single line left out costs what its marker would: it is shown instead
     keep.update(i for i in range(1, len(lines) - 1) if i - 1 in keep and i + 1 in keep)
     if len(keep) > MAX_KEPT_SHARE * len(lines):
-        return ""
+        return None
     shown: list[str] = []
     previous = -1
     for i in sorted(keep):
@@ -65,7 +72,7 @@ def excerpt(code: str, changed_names: frozenset[str] | set[str]) -> str:
         previous = i
     if previous < len(lines) - 1:
         shown.append(_gap(lines[previous], len(lines) - 1 - previous))
-    return "\n".join(shown)
+    return "\n".join(shown), len(lines) - 1 - previous
 
 
 def _gap(beside: str, count: int) -> str:
@@ -78,10 +85,20 @@ def with_excerpts(
     chunks: Sequence[ContextChunk], changed_names: frozenset[str] | set[str]
 ) -> list[ContextChunk]:
     """``chunks`` with an ``excerpt`` for each one no call links to the change (class
-    chunks already show only their header and members' signatures)."""
+    chunks already show only their header and members' signatures). An excerpt's
+    ``end_line`` is its last line shown: the lines it returns are the lines it shows (the
+    marker of the lines left out after it stays, so the reader knows the code goes on)."""
     return [
-        replace(c, excerpt=excerpt(c.code, changed_names))
-        if not c.evidence.link and c.chunk_type != "class"
-        else c
+        _excerpted(c, changed_names) if not c.evidence.link and c.chunk_type != "class" else c
         for c in chunks
     ]
+
+
+def _excerpted(chunk: ContextChunk, changed_names: frozenset[str] | set[str]) -> ContextChunk:
+    cut = _cut(chunk.code, changed_names)
+    if cut is None:
+        return chunk
+    text, hidden_tail = cut
+    # the hidden tail lies in the body: never above a window's own first line
+    last_shown = max(chunk.window_from or chunk.start_line, chunk.end_line - hidden_tail)
+    return replace(chunk, excerpt=text, end_line=last_shown)

@@ -78,6 +78,22 @@ def test_only_look_alikes_get_excerpts() -> None:
     out = with_excerpts([alike, callee, caller, cls, coupled], {"charge"})
     assert [bool(c.excerpt) for c in out] == [True, False, False, False, True]
     assert [c.code for c in out] == [CODE] * 5  # what it is ranked by stays whole
+    # an excerpt returns the lines it shows: through line 11 of 20 (file line 50), not 59
+    assert [c.end_line for c in out] == [50, 59, 59, 59, 50]
+
+
+def test_a_window_excerpt_ends_within_its_own_lines() -> None:
+    """A window (its definition from line 1, its own lines from 100) whose excerpt keeps
+    only its head: the lines returned end in the window, never above where it begins."""
+    window = replace(_chunk(words=0.8), start_line=1, end_line=119, window_from=100)
+    [cut] = with_excerpts([window], {"nothing_here"})
+    assert cut.excerpt and cut.end_line == 119 - 17
+    # a signature of three lines: the excerpt's head is all signature, and its end is
+    # the window's first line, not line 98 above it
+    signature = ["def settle(", "    invoice,", "    gateway):", "... (lines 4-99 not shown)"]
+    headed = "\n".join(signature + [f"    x_{n} = {n}" for n in range(10)])
+    [only_head] = with_excerpts([replace(window, code=headed, end_line=109)], {"nothing_here"})
+    assert only_head.excerpt and only_head.end_line == 100
 
 
 def test_the_reviewer_sees_the_excerpt_and_the_packer_counts_it() -> None:
