@@ -12,9 +12,8 @@ the change calls or that calls it is always shown whole: its body is what the ch
 relies on.
 
 A chunk is ranked by its probability per token shown and packed by what is shown, so
-more of the candidates fit one budget; the linked code keeps its share of the tokens
-(``ranking.LINKED_SHARE``). Measured on both benchmarks (bench/RESULTS.md, "Look-alike
-context as excerpts").
+more of the candidates fit one budget. Measured on both benchmarks (bench/RESULTS.md,
+"Look-alike context as excerpts").
 """
 
 from __future__ import annotations

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from app.llm.fences import fence_for
@@ -78,21 +77,14 @@ def rank_key(chunk: ContextChunk) -> tuple[object, ...]:
     return (chunk.secondary, -chunk.score, chunk.file_path, chunk.start_line)
 
 
-#: While code the change calls or is called by has candidates left, it gets at least this
-#: share of the tokens taken so far: look-alikes, cheap per token as excerpts, would
-#: otherwise crowd it out (bench/RESULTS.md, "Look-alike context as excerpts").
-LINKED_SHARE = 0.6
-
-
-def rank_context(
-    chunks: Iterable[ContextChunk], max_per_file: int, linked_share: float = LINKED_SHARE
-) -> list[ContextChunk]:
+def rank_context(chunks: Iterable[ContextChunk], max_per_file: int) -> list[ContextChunk]:
     """Best first (``rank_key``); drop chunks overlapping a better one in the same file;
     at most ``max_per_file`` chunks per file that only look alike. Those related to the
     change by a link, history or a sibling are never capped, nor do they count towards
     the cap: a file the change is coupled to often holds several functions that must
-    change with it (bench/RESULTS.md, "Look-alike context as excerpts"). Then code linked
-    to the change keeps ``linked_share`` of the tokens (``_interleaved``)."""
+    change with it (bench/RESULTS.md, "Look-alike context as excerpts"). Nothing is
+    interleaved after that: the score alone orders code linked to the change and the
+    rest (bench/RESULTS.md, "Retrieval on code it has never seen")."""
     ordered = sorted(chunks, key=rank_key)
     kept: list[ContextChunk] = []
     alike: dict[str, int] = {}
@@ -105,28 +97,7 @@ def rank_context(
         kept.append(chunk)
         if not specific:
             alike[chunk.file_path] = alike.get(chunk.file_path, 0) + 1
-    return _interleaved(kept, linked_share)
-
-
-def _interleaved(ranked: Sequence[ContextChunk], share: float) -> list[ContextChunk]:
-    """Code linked to the change and the other code, each in its own order: the first
-    place to the other code's best (the reviewer sees the change's calls in the diff;
-    what it may have forgotten, nothing points at), then the next linked chunk whenever
-    the linked ones hold at most ``share`` of the tokens taken so far; tests, docs and
-    config after both, in their order."""
-    linked = deque(c for c in ranked if c.evidence.link > 0 and not c.secondary)
-    other = deque(c for c in ranked if not c.evidence.link > 0 and not c.secondary)
-    out: list[ContextChunk] = []
-    linked_tokens = taken = 0
-    while linked or other:
-        if linked and (not other or (out and linked_tokens <= share * taken)):
-            chunk = linked.popleft()
-            linked_tokens += chunk.shown_tokens
-        else:
-            chunk = other.popleft()
-        taken += chunk.shown_tokens
-        out.append(chunk)
-    return out + [c for c in ranked if c.secondary]
+    return kept
 
 
 def _overlap(a: ContextChunk, b: ContextChunk) -> bool:

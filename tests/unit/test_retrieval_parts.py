@@ -108,8 +108,8 @@ def test_code_before_tests_and_docs_and_by_score_within() -> None:
     better_link = _chunk(3, "pkg/c.py", 1, 5, 1.2, callee=0.9)
     linked_test = replace(_chunk(4, "tests/test_b.py", 1, 5, 2.0, callee=1.0), secondary=True)
     ranked = rank_context([lexical_best, linked, better_link, linked_test], max_per_file=3)
-    # the first place to the best unlinked chunk, then linked code keeps its share
-    assert [c.chunk_id for c in ranked] == [1, 3, 2, 4]
+    # by score alone, linked or not; the test after all code, whatever its score
+    assert [c.chunk_id for c in ranked] == [3, 1, 2, 4]
 
 
 def test_related_chunks_are_neither_capped_nor_counted_per_file() -> None:
@@ -124,21 +124,15 @@ def test_related_chunks_are_neither_capped_nor_counted_per_file() -> None:
     assert sorted(c.chunk_id for c in ranked) == [0, 1, 2, 3, 4, 10, 11]
 
 
-def test_linked_code_keeps_its_share_of_the_tokens_before_lookalikes() -> None:
-    """Look-alikes scoring higher than every linked chunk still leave the linked ones
-    their share: after the best look-alike, the next linked chunk comes whenever they
-    hold at most 60% of the tokens taken (each chunk here is 10 tokens); a test comes
-    after all code."""
+def test_look_alikes_scoring_higher_come_before_linked_code() -> None:
+    """No share is kept for linked code: look-alikes scoring higher than every linked
+    chunk all come first (the score already weighs the link), and a test comes after all
+    code, however high its score."""
     alike = [_chunk(i, f"alike{i}.py", 1, 5, 0.9 - i / 100, code="x" * 40) for i in range(4)]
     linked = [_chunk(i, f"linked{i}.py", 1, 5, 0.2, code="x" * 40, callee=0.5) for i in (10, 11)]
     test = replace(_chunk(20, "tests/test_a.py", 1, 5, 5.0, callee=1.0), secondary=True)
-    ranked = rank_context([*alike, *linked, test], max_per_file=3, linked_share=0.6)
-    # first: alike 0; linked 0/10 -> 10; 10/20 -> 11; 20/30 > 0.6: alike 1; 20/40 -> the rest
-    assert [c.chunk_id for c in ranked] == [0, 10, 11, 1, 2, 3, 20]
-    plain = rank_context([*alike, *linked, test], max_per_file=3, linked_share=0.0)
-    assert [c.chunk_id for c in plain][:3] == [0, 10, 1]  # a linked chunk still comes second
-    only_linked = rank_context([*linked, test], max_per_file=3)
-    assert [c.chunk_id for c in only_linked] == [10, 11, 20]  # nothing else: linked first
+    ranked = rank_context([*linked, test, *alike], max_per_file=3)
+    assert [c.chunk_id for c in ranked] == [0, 1, 2, 3, 10, 11, 20]
 
 
 def test_rank_dedups_overlaps_and_caps_per_file() -> None:
