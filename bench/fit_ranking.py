@@ -68,6 +68,8 @@ def load(paths: Sequence[str]) -> list[dict[str, Any]]:
                 tokens=c.get("shown") or c["cost"],  # what is shown (``excerpts``)
                 secondary=c["secondary"],
                 window_from=c.get("window_from", 0),
+                # an excerpt's whole code (``cost``), which its rank is priced by too
+                whole_tokens=c["cost"] if c.get("shown", c["cost"]) != c["cost"] else 0,
             )
             for i, c in enumerate(case["candidates"])
         ]

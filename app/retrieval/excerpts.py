@@ -18,6 +18,7 @@ more of the candidates fit one budget. Measured on both benchmarks (bench/RESULT
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
@@ -100,4 +101,5 @@ def _excerpted(chunk: ContextChunk, changed_names: frozenset[str] | set[str]) ->
     text, hidden_tail = cut
     # the hidden tail lies in the body: never above a window's own first line
     last_shown = max(chunk.window_from or chunk.start_line, chunk.end_line - hidden_tail)
-    return replace(chunk, excerpt=text, end_line=last_shown)
+    whole = math.ceil(len(chunk.code) / 4)
+    return replace(chunk, excerpt=text, end_line=last_shown, whole_tokens=whole)

@@ -40,6 +40,8 @@ class ContextChunk:
     #: what the reviewer is shown instead of ``code``: its head and the lines holding the
     #: change's names (``excerpts``); '' to show it whole
     excerpt: str = ""
+    #: the whole code's estimated tokens, when it is shown as an excerpt (0 otherwise)
+    whole_tokens: int = 0
 
     @property
     def signals(self) -> tuple[str, ...]:

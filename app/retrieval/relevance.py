@@ -127,8 +127,12 @@ class RelevanceModel:
         return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
 
     def rank_score(self, probability: float, chunk: ContextChunk) -> float:
-        """Probability per hundred tokens (to the ``size_exponent``)."""
-        tokens = max(chunk.shown_tokens, self.min_tokens)
+        """Probability per hundred tokens (to the ``size_exponent``). An excerpt is priced
+        between what it shows and its whole code (their geometric mean): it is a pointer
+        into a longer definition that the reviewer may have to read whole, and the lines
+        it returns span the code it leaves out between the lines it shows."""
+        shown = max(chunk.shown_tokens, self.min_tokens)
+        tokens = math.sqrt(shown * max(chunk.whole_tokens, shown))
         return probability / (tokens / 100) ** self.size_exponent
 
 

@@ -1,5 +1,6 @@
 """Look-alike context shown as an excerpt (``app/retrieval/excerpts.py``)."""
 
+import math
 from dataclasses import replace
 
 import pytest
@@ -120,16 +121,19 @@ def test_a_name_on_most_lines_keeps_none_of_them() -> None:
     ]
 
 
-def test_a_chunk_is_ranked_by_the_tokens_it_shows() -> None:
-    """The same look-alike, whole and as an excerpt: the excerpt costs less to show, so
-    it scores higher per token (the model's ``size`` input is the shown size too)."""
+def test_an_excerpt_is_priced_between_what_it_shows_and_its_whole_code() -> None:
+    """The same look-alike, whole and as an excerpt: the excerpt costs less to show, so it
+    scores higher, but it is priced by the geometric mean of its shown and whole tokens
+    (the model's ``size`` input is the shown size)."""
     [alike] = with_excerpts([_chunk(words=0.8, edited=0.5)], {"charge"})
-    whole = replace(alike, excerpt="")
-    assert alike.shown_tokens < whole.shown_tokens
+    whole = replace(alike, excerpt="", whole_tokens=0)
+    assert alike.shown_tokens < whole.shown_tokens == alike.whole_tokens
     shown, full = scored([alike, whole], ["billing/pay.py"], DIFF_RELEVANCE)
-    assert shown.score == pytest.approx(shown.relevance / (alike.shown_tokens / 100))
+    floor = DIFF_RELEVANCE.min_tokens
+    price = math.sqrt(max(alike.shown_tokens, floor) * alike.whole_tokens)
+    assert shown.score == pytest.approx(shown.relevance / (price / 100))
     assert full.score == pytest.approx(full.relevance / (whole.shown_tokens / 100))
-    assert shown.score > 1.5 * full.score
+    assert full.score < shown.score < full.score * whole.shown_tokens / alike.shown_tokens
 
 
 def test_a_single_line_between_kept_lines_is_shown_not_marked() -> None:
