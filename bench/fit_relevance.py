@@ -203,7 +203,8 @@ def provenance(
     figures: dict[str, float] = {}
     for benchmark in sorted({c["benchmark"] for c, _ in judged}):
         mine = [m for c, m in judged if c["benchmark"] == benchmark]
-        for metric in (*_budget_keys(), "MRR"):
+        lines = [f"lines {k}" for k in _budget_keys() if all(f"lines {k}" in m for m in mine)]
+        for metric in (*_budget_keys(), *lines, "MRR"):
             figures[f"{benchmark} {metric}"] = round(statistics.mean(m[metric] for m in mine), 3)
     commit = subprocess.run(
         ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=False
