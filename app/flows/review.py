@@ -1,8 +1,9 @@
-"""Review a pull request on GitHub: once per head, comments never repeated, never lost.
+"""Review a pull request (or merge request) on its code host: once per head, comments
+never repeated, never lost.
 
 Intent is recorded before posting (a ``reviews`` row per repository, PR and head, status
 ``posting``); the review body carries a marker with the head SHA. A retry after a crash
-or a timeout first looks for its own marker among the PR's reviews, so a review GitHub
+or a timeout first looks for its own marker among the PR's reviews, so a review the host
 already accepted is recorded, not posted again.
 """
 

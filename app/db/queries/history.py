@@ -136,11 +136,3 @@ def analyze_history(conn: Connection) -> None:
     """Fresh planner statistics for the history tables (a first mine fills them from
     nothing: without them every join is planned for one row)."""
     conn.execute(text("ANALYZE history_commits, history_changes, history_symbols"))
-
-
-def history_size(conn: Connection, repo_id: int) -> int:
-    return int(
-        conn.execute(
-            text("SELECT count(*) FROM history_commits WHERE repository_id = :r"), {"r": repo_id}
-        ).scalar_one()
-    )
