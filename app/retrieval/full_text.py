@@ -53,9 +53,9 @@ STOP_WORDS = frozenset(
 
 
 def question_terms(question: str) -> str:
-    """A question's words for the word signals, as ``query_words`` keeps them (longer
-    than two characters) and without English function words; the vector signal embeds
-    the question whole. Pure."""
+    """A question's words for the word signals: runs of letters, digits and underscores
+    (an identifier stays whole) longer than two characters, without English function
+    words; the vector signal embeds the question whole. Pure."""
     words = re.findall(r"[A-Za-z0-9_]+", question)
     return " ".join(w for w in words if len(w) > 2 and w.lower() not in STOP_WORDS)
 
@@ -118,9 +118,8 @@ BM25_B = 0.75
 #: once per query matching it (an order of magnitude less time for a PR's queries,
 #: bench/RESULTS.md, "Batched retrieval"). A matching word's document frequency is its
 #: count among those chunks, which hold every chunk that has it, so it is the
-#: repository's; any other
-#: word's is its count (``:kw``, ``:kdf``). Arithmetic in float8 (``numeric`` doubled
-#: the time).
+#: repository's; any other word's is its count (``:kw``, ``:kdf``). Arithmetic in float8
+#: (``numeric`` doubled the time).
 _BM25 = """
 WITH q AS MATERIALIZED (
   SELECT x.ord, x.path, w.word, w.word = ANY(string_to_array(x.m, ' | ')) AS matching
@@ -298,9 +297,9 @@ def code_word_scores(
     query with a path (its function's file) leaves that file's chunks out: they share the
     file's names whether or not they relate to the change (with them, the co-change
     benchmark's first hits got much worse; the structural signal still finds what the
-    change calls there). The words of every query in one
-    statement, their counts in another, then all the queries in one (``_CODE_WORDS``),
-    over the chunks ``code_query`` chooses."""
+    change calls there). The words of every query in one statement, their counts in
+    another, then all the queries in one (``_CODE_WORDS``), over the chunks
+    ``code_query`` chooses."""
     if not any(code.strip() for code in codes):
         return [[] for _ in codes]
     words_of: list[list[str]] = [[] for _ in codes]

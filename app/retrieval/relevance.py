@@ -116,8 +116,8 @@ class RelevanceModel:
     intercept: float
     coefficients: Mapping[str, float]
     size_exponent: float = 1.0
-    #: a chunk smaller than this costs as much as this in its rank (``MIN_TOKENS``)
-    min_tokens: int = 30
+    #: a chunk smaller than this costs as much as this in its rank
+    min_tokens: int = MIN_TOKENS
 
     def probability(self, chunk: ContextChunk, touched: Touched) -> float:
         x = features(chunk, touched)
