@@ -8,7 +8,7 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -22,13 +22,9 @@ from app.cli_admin import (
     settings_from_env,
     setup,
 )
+from app.cli_ci import IndexCache, Output, action, review_pull
 from app.config import Settings
 from app.errors import ConfigError, ReviewbotError
-
-if TYPE_CHECKING:
-    from sqlalchemy import Engine
-
-    from app.indexing.report import HistoryReport
 
 cli = typer.Typer(
     name="reviewbot",
@@ -123,6 +119,7 @@ def _exit_on_signal(signum: int, frame: object) -> None:
 cli.command()(setup)
 cli.command()(doctor)
 cli.command()(healthcheck)
+cli.command()(action)
 
 
 @cli.command()
@@ -161,6 +158,7 @@ def index(
     from app.cli_render import RichProgress, index_table, progress_bars
     from app.db.engine import open_database
     from app.indexing.embedder import select_embedder
+    from app.indexing.history import HistoryLimits, mine_work_tree
     from app.indexing.indexer import Indexer, IndexOptions
     from app.indexing.summarizer import select_summarizer
 
@@ -186,34 +184,20 @@ def index(
                 indexer.progress = RichProgress(bars)
                 report = indexer.run()
         if not estimate:
-            report.history = _mine_history(opened.engine, name, root, settings)
+            report.history = (
+                mine_work_tree(
+                    opened.engine,
+                    name,
+                    root,
+                    HistoryLimits(max_commits=settings.history_max_commits),
+                )
+                if settings.history_days > 0
+                else None
+            )
     if as_json:
         print(json.dumps(report.as_json(), indent=2))
     else:
         out.print(index_table(report))
-
-
-def _mine_history(
-    engine: Engine, name: str, root: Path, settings: Settings
-) -> HistoryReport | None:
-    """The history of the git repository whose top folder ``root`` is, up to HEAD (None:
-    no such repository, or history is off)."""
-    from app.git import GitError, LocalRepo
-    from app.indexing.history import HistoryLimits, mine_history
-
-    if settings.history_days <= 0:
-        return None
-    git = LocalRepo(root)
-    try:
-        top = git.git("rev-parse", "--show-toplevel").decode().strip()
-        if Path(top).resolve() != root.resolve():
-            return None
-        git.resolve("HEAD")
-    except GitError:
-        return None
-    return mine_history(
-        engine, name, git, "HEAD", HistoryLimits(max_commits=settings.history_max_commits)
-    )
 
 
 @cli.command()
@@ -306,11 +290,20 @@ def review(
         bool, typer.Option("--dry-run", help="Print the prompt instead of calling the model")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+    pr: Annotated[
+        str | None, typer.Option("--pr", help="A pull (merge) request's URL to review")
+    ] = None,
+    post: Annotated[bool, typer.Option("--post", help="With --pr: post the review")] = False,
+    output: Output = None,
+    cache: IndexCache = None,
 ) -> None:
-    """Review local changes with context from the repository.
+    """Review local changes, or with --pr a pull request, with context from the repository.
 
     Indexes the base, retrieves related code and asks the model (or prints the prompt).
     """
+    if pr is not None:
+        review_pull(pr, post, output, as_json, cache)
+        return
     from app.cli_render import RichProgress, progress_bars, prompt_text, review_view
     from app.db.engine import open_database
     from app.indexing.embedder import select_embedder

@@ -105,6 +105,8 @@ class Settings(BaseSettings):
     github_api_url: Annotated[str, Field(validation_alias=_env("GITHUB_API_URL"))] = (
         "https://api.github.com"
     )
+    # the CI mode (`review --pr URL`, the Action): a token in place of the App
+    github_token: Annotated[SecretStr | None, Field(validation_alias=_env("GITHUB_TOKEN"))] = None
 
     # GitLab (gitlab.com or a self-managed instance): an access token with the api scope
     gitlab_url: Annotated[str, Field(validation_alias=_env("GITLAB_URL"))] = "https://gitlab.com"
@@ -346,7 +348,7 @@ ModelRole = Literal["summary", "review", "embedding"]
 MODEL_ROLES: tuple[ModelRole, ...] = ("summary", "review", "embedding")
 #: The model keys, each a secret like the others.
 #: The code hosts' secrets.
-HOST_SECRETS = ("github_webhook_secret", "gitlab_webhook_secret", "gitlab_token")
+HOST_SECRETS = ("github_webhook_secret", "github_token", "gitlab_webhook_secret", "gitlab_token")
 SECRET_KEYS = (
     "openai_api_key",
     "azure_openai_api_key",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
-from app.config import SECRET_KEYS, Settings
+from app.config import HOST_SECRETS, SECRET_KEYS, Settings
 
 MASK = "**********"
 FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
@@ -55,9 +55,9 @@ def secret_values(settings: Settings) -> list[str]:
         for secret in (
             settings.database_url,
             settings.github_app_private_key,
-            settings.github_webhook_secret,
             settings.admin_token,
-            *(getattr(settings, name) for name in SECRET_KEYS),
+            *(getattr(settings, name) for name in (*HOST_SECRETS, *SECRET_KEYS)),
+            *settings.gitlab_tokens.values(),
         )
         if secret is not None
     ]

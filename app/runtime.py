@@ -4,7 +4,7 @@ receive it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from sqlalchemy import Engine
@@ -24,6 +24,9 @@ class Runtime:
 
     settings: Settings
     engine: Engine
+    #: The code host to use instead of the App's and ``GITLAB_URL``'s (the CI mode's,
+    #: reached with a token from the environment).
+    code_host: CodeHost | None = field(default=None, compare=False)
 
     @cached_property
     def github(self) -> GitHubApp:
@@ -34,6 +37,8 @@ class Runtime:
     def host(self) -> CodeHost:
         """The code hosts the workflows use, as one: GitHub (sharing the App's client and
         token cache) and the GitLab instance of ``GITLAB_URL``, each repository on its own."""
+        if self.code_host is not None:
+            return self.code_host
         gitlab = GitLabHost(self.settings)
         github = GitHubHost(self.settings, app=lambda: self.github)
         return HostRouter(github, {instance_name(self.settings.gitlab_url): gitlab})

@@ -58,6 +58,12 @@ def head_revision() -> str | None:
     return ScriptDirectory.from_config(alembic_config()).get_current_head()
 
 
+def known_revisions() -> set[str]:
+    """Every schema revision this code can migrate from."""
+    script = ScriptDirectory.from_config(alembic_config())
+    return {revision.revision for revision in script.walk_revisions()}
+
+
 def _run(engine: Engine, fn: object, revision: str) -> None:
     config = alembic_config()
     with engine.begin() as conn:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import logging
 
 from app.flows.index import index_repository
-from app.flows.review import repository_review_config, review_pull_request
+from app.flows.review import review_pull_request
+from app.flows.review_config import repository_review_config
 from app.forge.protocol import RepoHost
 from app.logs import kv
 from app.review.help import help_markdown

@@ -22,7 +22,8 @@ from app.db.queries.conversations import (
 )
 from app.diff.parse import parse_diff
 from app.flows.budget import over_budget, spend
-from app.flows.review import ensure_indexed, locked_repository, repository_review_config
+from app.flows.review import ensure_indexed, locked_repository
+from app.flows.review_config import repository_review_config
 from app.forge.models import Comment, PullRequest, ReviewComment
 from app.forge.protocol import RepoHost
 from app.indexing.embedder import select_embedder

@@ -8,7 +8,7 @@ import logging
 from app.db.model_answers import PaidAnswers
 from app.diff.parse import parse_diff
 from app.flows.budget import over_budget, spend
-from app.flows.review import repository_review_config
+from app.flows.review_config import repository_review_config
 from app.forge.protocol import ForgeError
 from app.llm.client import make_openai_client
 from app.llm.pacing import Deadline

@@ -9,7 +9,6 @@ already accepted is recorded, not posted again.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
@@ -30,24 +29,24 @@ from app.db.queries.reviews import (
 )
 from app.db.queries.usage import record_usage
 from app.diff.parse import parse_diff
-from app.errors import ConfigError
 from app.flows.budget import over_budget as budget_spent
 from app.flows.budget import spend
 from app.flows.findings import gate_findings, posted_findings
 from app.flows.index import index_at
+from app.flows.posted_reviews import already_posted, marker
+from app.flows.review_config import repository_review_config
 from app.flows.threads import resolve_fixed_threads
 from app.forge.models import InlineComment, PullRequest
 from app.forge.protocol import CommentsRefused, RepoHost
 from app.indexing.embedder import select_embedder
-from app.indexing.source_tree import CONFIG_FILE
 from app.llm.client import make_openai_client
 from app.llm.fences import fence_for
 from app.llm.prices import model_prices
 from app.logs import kv
 from app.review.budget import cost_line
 from app.review.comments import ReviewComment
-from app.review.config import SEVERITY_ORDER, ReviewConfig, parse_review_config
-from app.review.feedback import Rejected, finding_marker, finding_of, findings_in
+from app.review.config import SEVERITY_ORDER, ReviewConfig
+from app.review.feedback import Rejected, finding_marker
 from app.review.gate import gate_outcome
 from app.review.markdown import inert, link_citations
 from app.review.model import ReviewFormatError
@@ -78,10 +77,6 @@ class ReviewOutcome(StrEnum):
     ALREADY_REVIEWED = "already reviewed"
     RECONCILED = "reconciled"
     NO_MODEL = "no model"
-
-
-def marker(head_sha: str) -> str:
-    return f"<!-- reviewbot:head={head_sha} -->"
 
 
 def review_pull_request(
@@ -120,13 +115,12 @@ def review_pull_request(
     )
     if repo_id is None:
         return ReviewOutcome.ALREADY_REVIEWED
-    found = already_posted(api, pr_number, pr.head_sha)
-    if found is not None:  # posted by an attempt that did not live to record it
-        review_id, fingerprints = found
-        _finish(run, repo_id, pr_number, pr.head_sha, "posted", review_id, fingerprints)
-        return ReviewOutcome.RECONCILED
     gate = config.gate or run.settings.review_gate
     checked = run.settings.github_check_runs or gate != "off"
+    found = already_posted(api, pr_number, pr.head_sha)
+    if found is not None:  # posted by an attempt that did not live to record it
+        _reconcile(run, api, repo_id, pr, found, gate if checked else None)
+        return ReviewOutcome.RECONCILED
     check = api.start_check(pr.head_sha) if checked else None
     try:
         outcome, summary = _review(
@@ -144,6 +138,25 @@ def review_pull_request(
     if check is not None:
         _finish_check(api, check, pr_number, gate, outcome, summary)
     return outcome
+
+
+def _reconcile(
+    run: Runtime,
+    api: RepoHost,
+    repo_id: int,
+    pr: PullRequest,
+    found: tuple[int, list[str]],
+    gate: str | None,
+) -> None:
+    """Record the review of ``pr``'s head that the host already has, and (``gate``: the
+    check is on) set its check from it: the attempt that posted it may have failed
+    before it set the check, or set it as failed."""
+    review_id, fingerprints = found
+    _finish(run, repo_id, pr.number, pr.head_sha, "posted", review_id, fingerprints)
+    if gate is not None:
+        check = api.start_check(pr.head_sha)
+        said = "The review was posted by an earlier attempt."
+        _finish_check(api, check, pr.number, gate, ReviewOutcome.POSTED, said)
 
 
 def _finish_check(
@@ -244,29 +257,6 @@ def _review(
     return ReviewOutcome.POSTED, f"{counted(len(comments), 'inline comment')}.\n\n{result.summary}"
 
 
-def repository_review_config(api: RepoHost, pr_number: int) -> ReviewConfig:
-    """The ``[review]`` table of ``.reviewbot.toml`` on the default branch (never the PR's
-    head, which must not set the rules of its own review). An invalid file is named in
-    one PR comment per distinct file content, and the review goes on with the defaults."""
-    branch = api.default_branch()
-    data = api.content(CONFIG_FILE, branch)
-    if data is None:
-        return ReviewConfig()
-    try:
-        return parse_review_config(data.decode("utf-8", "replace"), f"{CONFIG_FILE} on {branch}")
-    except ConfigError as exc:
-        tag = f"<!-- reviewbot:config={hashlib.sha256(data).hexdigest()[:16]} -->"
-        said = [c.body for c in api.issue_comments(pr_number)]
-        if not any(tag in body for body in said):
-            api.comment(
-                pr_number,
-                f"reviewbot could not use `.reviewbot.toml`: {exc}. This review uses the"
-                f" default settings; `reviewbot config check` validates the file.\n\n{tag}",
-            )
-        log.warning(kv("review.config_invalid", pr=pr_number, error=exc))
-        return ReviewConfig()
-
-
 def _claim(
     run: Runtime, repo: str, installation_id: int, pr_number: int, head: str, base: str, full: bool
 ) -> tuple[int | None, str | None, list[str]]:
@@ -288,20 +278,6 @@ def locked_repository(conn: Connection, repo: str, installation_id: int, key: st
     repo_id = int(repository_id(conn, repo, installation_id=installation_id))
     lock_until_commit(conn, key)
     return repo_id
-
-
-def already_posted(api: RepoHost, pr_number: int, head: str) -> tuple[int, list[str]] | None:
-    """The review of ``head`` the host already has (its marker), with the fingerprints of
-    its findings (its inline comments', or those moved into its body), or None."""
-    for review in api.reviews(pr_number):
-        body = review.body
-        if marker(head) not in body:
-            continue
-        inline = [
-            finding_of(c.body) for c in api.review_comments(pr_number) if c.review_id == review.id
-        ]
-        return review.id, [f for f in [*inline, *findings_in(body)] if f]
-    return None
 
 
 def ensure_indexed(run: Runtime, api: RepoHost, repo: str, ref: str) -> None:

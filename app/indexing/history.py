@@ -18,6 +18,7 @@ import logging
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from sqlalchemy import Engine
 
@@ -190,3 +191,19 @@ def _is_ancestor(git: LocalRepo, older: str, newer: str) -> bool:
     except GitError:
         return False
     return True
+
+
+def mine_work_tree(
+    engine: Engine, repo: str, root: Path, limits: HistoryLimits
+) -> HistoryReport | None:
+    """The history of the git repository whose top folder ``root`` is, up to HEAD; None
+    when ``root`` is not the top of a repository with a commit."""
+    git = LocalRepo(root)
+    try:
+        top = git.git("rev-parse", "--show-toplevel").decode().strip()
+        if Path(top).resolve() != root.resolve():
+            return None
+        git.resolve("HEAD")
+    except GitError:
+        return None
+    return mine_history(engine, repo, git, "HEAD", limits)

@@ -82,6 +82,7 @@ class FakeGitHub:
     refused: list[tuple[str, str, str]] = field(default_factory=list)  # bodies GitHub refuses
     manifests: dict[str, dict[str, Any]] = field(default_factory=dict)  # by one-time code
     _tokens: set[str] = field(default_factory=set)
+    read_only_tokens: set[str] = field(default_factory=set)
     _failures: list[tuple[str, str, int, bool, float]] = field(default_factory=list)
     held: threading.Event = field(default_factory=threading.Event)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -232,6 +233,8 @@ class FakeGitHub:
             return self._git(method, path, url.query, headers, body)
         if not self._authorized(headers):
             return _json(401, {"message": "Bad credentials"})
+        if method != "GET" and _bearer(headers) in self.read_only_tokens:
+            return _json(403, {"message": "Resource not accessible by integration"})
         if path == "/graphql" and method == "POST":
             scripted = self._scripted(method, path)
             if scripted:
@@ -256,6 +259,9 @@ class FakeGitHub:
             if problem:
                 self.refused.append((method, rest, problem))
                 return _json(422, {"message": "Invalid request.", "errors": [problem]})
+        number = re.match(r"/(?:pulls|issues)/(\d+)", rest)
+        if number and int(number.group(1)) not in self.pulls:
+            return _json(404, {"message": "Not Found"})
         status, out_headers, payload = self._route(method, rest, query, headers, body)
         if scripted:
             return _json(scripted[0], {"message": "scripted failure after applying"})
@@ -688,9 +694,20 @@ class FakeGitHub:
         return _json(201, {"token": token, "expires_at": expires, "permissions": {}})
 
     def _authorized(self, headers: dict[str, str]) -> bool:
-        auth = headers.get("authorization", "")
-        token = auth.split(" ", 1)[1] if " " in auth else ""
-        return token in self._tokens
+        return _bearer(headers) in self._tokens
+
+    def accept_token(self, token: str, read_only: bool = False) -> None:
+        """Accept ``token`` as an installation's (the Actions token, a personal token);
+        ``read_only``: it may read, and every write is refused (403) as GitHub refuses a
+        token without the permission."""
+        self._tokens.add(token)
+        if read_only:
+            self.read_only_tokens.add(token)
+
+
+def _bearer(headers: dict[str, str]) -> str:
+    auth = headers.get("authorization", "")
+    return auth.split(" ", 1)[1] if " " in auth else ""
 
 
 _BODY_ROUTES = (

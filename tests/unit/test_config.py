@@ -205,3 +205,17 @@ def test_a_pem_on_one_line_is_the_same_key() -> None:
     assert key is not None and key.get_secret_value() == app_key_text
     kept = Settings(github_app_private_key=app_key_text).github_private_key()  # type: ignore[arg-type]
     assert kept is not None and kept.get_secret_value() == app_key_text
+
+
+def test_every_code_host_token_is_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CI mode's GITHUB_TOKEN and GitLab's tokens are masked in logs like the rest."""
+    from app.logs import secret_values
+
+    monkeypatch.setenv("GITHUB_TOKEN", "ghs_ci0123456789")
+    monkeypatch.setenv("GITLAB_TOKEN", "glpat-main0123456789")
+    monkeypatch.setenv("GITLAB_TOKENS", '{"acme/shop": "glpat-shop0123456789"}')
+    s = load_settings()
+    values = secret_values(s)
+    for token in ("ghs_ci0123456789", "glpat-main0123456789", "glpat-shop0123456789"):
+        assert token in values
+        assert token not in repr(s) + s.model_dump_json()

@@ -198,3 +198,11 @@ def add_review_tokens(
             "h": head,
         },
     )
+
+
+def forget_reviews(conn: Connection, repo_id: int, pr_number: int) -> None:
+    """Drop what is recorded of the PR's reviews (the CI mode rebuilds it from the host)."""
+    conn.execute(
+        text("DELETE FROM reviews WHERE repository_id = :r AND pr_number = :p"),
+        {"r": repo_id, "p": pr_number},
+    )

@@ -1,0 +1,116 @@
+"""The code host of a CI run: GitHub or one GitLab instance, reached with a token from
+the environment rather than the App's key, each repository read first from the local
+clone the job checked out (``app/ci/local.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from githubkit import GitHub, TokenAuthStrategy
+from pydantic import SecretStr
+
+from app.ci.local import LocalFirst
+from app.ci.target import HostKind, PullTarget
+from app.config import Settings
+from app.errors import ConfigError
+from app.forge.git_fetch import fetch_branch
+from app.forge.protocol import CodeHost
+from app.git import LocalRepo
+from app.github.client import TIMEOUT, RepoApi, SharedTransport, retry_decision
+from app.github.urls import permalinks, web_url
+from app.gitlab.host import GitLabHost
+
+
+class GitHubTokenHost:
+    """``CodeHost`` for GitHub with one token (``GITHUB_TOKEN``: the Actions token or a
+    personal one) instead of the App's installations."""
+
+    def __init__(self, api_url: str, token: SecretStr, local: LocalRepo | None) -> None:
+        self.api_url = api_url
+        self.token = token
+        self.local = local
+        self._gh: GitHub[Any] | None = None
+
+    def _client(self) -> GitHub[Any]:
+        if self._gh is None:
+            self._gh = GitHub(
+                TokenAuthStrategy(self.token.get_secret_value()),
+                base_url=self.api_url + "/",
+                timeout=TIMEOUT,
+                http_cache=False,
+                auto_retry=retry_decision,
+                transport=SharedTransport(),  # no idle connection kept, as the App's
+            )
+        return self._gh
+
+    def repository(self, installation_id: int, repo: str) -> LocalFirst:
+        return LocalFirst(RepoApi(self._client(), repo), self.local)
+
+    def permalinks(self, repo: str, commit: str) -> Callable[[str, int, int], str]:
+        return permalinks(self.api_url, repo, commit)
+
+    def pull_url(self, repo: str, number: int) -> str:
+        return f"{web_url(self.api_url)}/{repo}/pull/{number}"
+
+    def fetch_history(
+        self,
+        installation_id: int,
+        repo: str,
+        branch: str,
+        into: Path,
+        days: float,
+        back_to: datetime | None,
+    ) -> tuple[LocalRepo, str]:
+        git_url = web_url(self.api_url)
+        return fetch_branch(git_url, repo, branch, self.token, into, days=days, back_to=back_to)
+
+
+class GitLabTokenHost:
+    """``CodeHost`` for the GitLab instance a merge request's URL names, its projects
+    read first from the local clone."""
+
+    def __init__(self, settings: Settings, local: LocalRepo | None) -> None:
+        self.gitlab = GitLabHost(settings)
+        self.local = local
+
+    def repository(self, installation_id: int, repo: str) -> LocalFirst:
+        return LocalFirst(self.gitlab.repository(installation_id, repo), self.local)
+
+    def permalinks(self, repo: str, commit: str) -> Callable[[str, int, int], str]:
+        return self.gitlab.permalinks(repo, commit)
+
+    def pull_url(self, repo: str, number: int) -> str:
+        return self.gitlab.pull_url(repo, number)
+
+    def fetch_history(
+        self,
+        installation_id: int,
+        repo: str,
+        branch: str,
+        into: Path,
+        days: float,
+        back_to: datetime | None,
+    ) -> tuple[LocalRepo, str]:
+        return self.gitlab.fetch_history(installation_id, repo, branch, into, days, back_to)
+
+
+def token_host(settings: Settings, target: PullTarget, local: LocalRepo | None) -> CodeHost:
+    """The host ``target`` is on, with its token from ``settings``; ``ConfigError``
+    naming the variable to set when there is none."""
+    if target.kind is HostKind.GITHUB:
+        if settings.github_token is None:
+            raise ConfigError(
+                "GITHUB_TOKEN is not set: give a token that can read the repository and"
+                " write pull requests (in Actions: `GITHUB_TOKEN: ${{ github.token }}`)"
+            )
+        return GitHubTokenHost(target.host_url, settings.github_token, local)
+    if settings.gitlab_token is None and not settings.gitlab_tokens:
+        raise ConfigError(
+            "GITLAB_TOKEN is not set: give a project access token with the api scope and"
+            " the Developer role (CI_JOB_TOKEN cannot read or comment on merge requests)"
+        )
+    scoped = settings.model_copy(update={"gitlab_url": target.host_url})
+    return GitLabTokenHost(scoped, local)

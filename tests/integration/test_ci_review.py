@@ -1,0 +1,171 @@
+"""`reviewbot review --pr URL` against the fake GitHub and the fake GitLab, with a token
+from the environment as a CI job has one: one review with inline comments, the
+walkthrough and the gate, exactly once per head, incremental on a new head, and one
+`error:` line naming the fix for each kind of bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, text
+from sqlalchemy.engine import URL
+from typer.testing import CliRunner
+
+from app.cli import cli
+from app.errors import ConfigError
+from tests.conftest import GITHUB_REPO, GITLAB_TOKEN
+from tests.fakes.github_server import FakeGitHub
+from tests.fakes.gitlab_server import FakeGitLab
+from tests.fakes.openai_server import FakeOpenAI
+from tests.shop_repo import review_reply
+
+TOKEN = "ghs_actions0123456789"
+runner = CliRunner()
+
+
+@pytest.fixture
+def ci_env(
+    cli_env: URL, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> pytest.MonkeyPatch:
+    """A CI job's environment: the model, the gate, the database of this test."""
+    fake_openai.chat_reply = review_reply
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdef")
+    monkeypatch.setenv("REVIEWBOT_REVIEW_GATE", "minor")
+    monkeypatch.setenv("REVIEWBOT_LLM_MAX_RETRIES", "0")
+    return monkeypatch
+
+
+@pytest.fixture
+def on_github(ci_env: pytest.MonkeyPatch, github: FakeGitHub) -> FakeGitHub:
+    github.accept_token(TOKEN)
+    ci_env.setenv("GITHUB_TOKEN", TOKEN)
+    ci_env.setenv("GITHUB_API_URL", github.base_url)
+    return github
+
+
+@pytest.fixture
+def on_gitlab(ci_env: pytest.MonkeyPatch, gitlab: FakeGitLab) -> FakeGitLab:
+    ci_env.setenv("GITLAB_TOKEN", GITLAB_TOKEN)
+    ci_env.setenv("GITLAB_URL", gitlab.base_url)
+    return gitlab
+
+
+def review(*args: str) -> dict[str, object]:
+    result = runner.invoke(cli, ["review", *args, "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def pull_url(github: FakeGitHub, number: int = 7) -> str:
+    return f"{github.base_url}/{GITHUB_REPO}/pull/{number}"
+
+
+def test_a_pull_request_by_url_gets_one_review_with_comments_walkthrough_and_gate(
+    on_github: FakeGitHub, tmp_path: Path
+) -> None:
+    github = on_github
+    out = tmp_path / "review.json"
+    ran = review("--pr", pull_url(github), "--post", "--output", str(out))
+    assert ran["outcomes"] == {"review": "posted", "describe": "off"}
+    assert json.loads(out.read_text()) == ran
+    [posted] = github.reviews
+    assert posted["commit_id"] == github.pulls[7].head
+    [comment] = posted["comments"]
+    assert (comment["path"], comment["line"], comment["side"]) == ("shop/checkout.py", 7, "RIGHT")
+    assert "| `shop/checkout.py` |" in posted["body"]  # the walkthrough
+    assert f"reviewbot:head={github.pulls[7].head}" in posted["body"]
+    [check] = github.check_runs
+    assert check["head_sha"] == github.pulls[7].head
+    assert check["conclusion"] == "failure"  # a major finding under gate = "minor"
+    assert ran["review"]["body"] == posted["body"]
+
+    again = review("--pr", pull_url(github), "--post")
+    assert again["outcomes"]["review"] == "reconciled"
+    assert len(github.reviews) == 1
+
+
+def test_without_post_it_prints_and_posts_nothing(on_github: FakeGitHub) -> None:
+    github = on_github
+    ran = review("--pr", pull_url(github))
+    assert ran["posted"] is False and ran["outcomes"]["review"] == "posted"
+    assert ran["review"]["comments"][0]["path"] == "shop/checkout.py"
+    assert github.reviews == [] and github.check_runs == [] and github.comments == []
+    # a dry run leaves no state that stops the real one
+    assert review("--pr", pull_url(github), "--post")["outcomes"]["review"] == "posted"
+    assert len(github.reviews) == 1
+
+
+def test_a_merge_request_by_url_gets_one_review(on_gitlab: FakeGitLab) -> None:
+    gitlab = on_gitlab
+    url = f"{gitlab.base_url}/acme/shop/-/merge_requests/7"
+    ran = review("--pr", url, "--post")
+    assert ran["outcomes"]["review"] == "posted"
+    assert ran["repository"] == f"{gitlab.base_url.split('://')[1]}/acme/shop"
+    inline = [d for d in gitlab.discussions(7) if d["notes"][0].get("position")]
+    assert len(inline) == 1
+    assert review("--pr", url, "--post")["outcomes"]["review"] == "reconciled"
+    assert len([d for d in gitlab.discussions(7) if d["notes"][0].get("position")]) == 1
+
+
+def test_bad_input_is_one_error_naming_the_fix(on_github: FakeGitHub) -> None:
+    github = on_github
+    cases = {
+        "https://bitbucket.org/acme/shop/pull-requests/7": "not a pull request URL",
+        pull_url(github, 404): "no pull request 404 in acme/shop",
+    }
+    for url, said in cases.items():
+        with pytest.raises(ConfigError, match=said):
+            runner.invoke(cli, ["review", "--pr", url, "--post"], catch_exceptions=False)
+    assert github.reviews == []
+
+
+def test_a_new_head_is_reviewed_from_the_last_one_the_host_shows(
+    on_github: FakeGitHub, engine: Engine, fake_openai: FakeOpenAI
+) -> None:
+    """Each CI job may start with no review rows: the markers on the PR are the state."""
+    github = on_github
+    review("--pr", pull_url(github), "--post")
+    first = github.pulls[7].head
+    forget_every_review(engine)
+    github.repo.write("shop/notes.py", "def note(text):\n    return text.strip()\n")
+    github.pulls[7].head = github.repo.commit("Notes")
+    ran = review("--pr", pull_url(github), "--post")
+    assert ran["outcomes"]["review"] == "posted" and len(github.reviews) == 2
+    assert ("GET", f"/repos/{GITHUB_REPO}/compare/{first}...{github.pulls[7].head}") in (
+        github.requests
+    )
+    # the finding of the first review is not posted again on the second
+    assert github.reviews[1]["comments"] == []
+
+
+def test_a_review_whose_answer_was_lost_is_not_posted_again(on_github: FakeGitHub) -> None:
+    github = on_github
+    github.fail_next("POST", "/pulls/7/reviews", [502], apply=True)
+    failed = runner.invoke(cli, ["review", "--pr", pull_url(github), "--post"])
+    assert failed.exit_code != 0 and len(github.reviews) == 1  # GitHub has it
+    assert github.check_runs[-1]["conclusion"] == "neutral"
+    rerun = review("--pr", pull_url(github), "--post")
+    assert rerun["outcomes"]["review"] == "reconciled"
+    assert len(github.reviews) == 1
+    # the gate is set from the review GitHub has, not left as the failed run left it
+    assert github.check_runs[-1]["conclusion"] == "failure"
+
+
+def test_a_token_that_cannot_write_is_refused_before_anything_is_posted(
+    on_github: FakeGitHub,
+) -> None:
+    github = on_github
+    github.accept_token(TOKEN, read_only=True)
+    with pytest.raises(ConfigError, match=r"GITHUB_TOKEN may not do this .*pull-requests: write"):
+        runner.invoke(cli, ["review", "--pr", pull_url(github), "--post"], catch_exceptions=False)
+    assert github.reviews == [] and github.check_runs == [] and github.comments == []
+    # it can still print the review
+    assert review("--pr", pull_url(github))["review"] is not None
+
+
+def forget_every_review(engine: Engine) -> None:
+    with engine.begin() as conn:
+        conn.execute(text("DELETE FROM reviews"))
