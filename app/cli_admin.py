@@ -19,11 +19,12 @@ out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
 
 
-def settings_from_env() -> Settings:
-    """The settings from the environment (and ``REVIEWBOT_ENV_FILE``), logging set up."""
+def settings_from_env(dotenv: bool = True) -> Settings:
+    """The settings from the environment (and ``REVIEWBOT_ENV_FILE``, and with ``dotenv``
+    the working folder's ``.env``), logging set up."""
     from app.logs import configure_logging
 
-    settings = load_settings()
+    settings = load_settings(dotenv=dotenv)
     configure_logging(settings)
     return settings
 

@@ -72,8 +72,9 @@ def action(
 
 
 def ci_settings(cache: Path | None) -> Settings:
-    """Settings from the environment; with an index cache, its embedded database."""
-    settings = settings_from_env()
+    """Settings from the environment, never from a ``.env`` in the checkout (the pull
+    request may have written it); with an index cache, its embedded database."""
+    settings = settings_from_env(dotenv=False)
     if cache is None:
         return settings
     if settings.database_url is not None:

@@ -368,10 +368,11 @@ class ModelEndpoint:
     azure_api_version: str | None = None
 
 
-def load_settings(**overrides: object) -> Settings:
+def load_settings(*, dotenv: bool = True, **overrides: object) -> Settings:
     """Read settings from the environment and ``.env`` (or the file ``REVIEWBOT_ENV_FILE``
     names; the environment wins), turning validation errors into ``ConfigError``
-    messages that name the environment variable."""
+    messages that name the environment variable. ``dotenv`` False: no ``.env`` from the
+    working folder (a CI job's, which the pull request under review may have written)."""
     from pydantic import ValidationError
     from pydantic_settings import SettingsError
 
@@ -379,7 +380,8 @@ def load_settings(**overrides: object) -> Settings:
     if env_file and not Path(env_file).is_file():
         raise ConfigError(f"REVIEWBOT_ENV_FILE {env_file} does not exist")
     try:
-        return Settings(_env_file=env_file or ".env", **overrides)  # type: ignore[arg-type,call-arg]
+        default = ".env" if dotenv else None
+        return Settings(_env_file=env_file or default, **overrides)  # type: ignore[arg-type,call-arg]
     except SettingsError as exc:  # a value the environment source cannot even decode
         raise ConfigError(f"invalid configuration: {exc}") from None
     except ValidationError as exc:
