@@ -301,9 +301,14 @@ def review(
 
     Indexes the base, retrieves related code and asks the model (or prints the prompt).
     """
+    local_only = base or head or name or dry_run or repo != Path(".")
+    if pr is not None and local_only:
+        raise ConfigError("--base, --head, --name, --repo and --dry-run are not for --pr")
     if pr is not None:
         review_pull(pr, post, output, as_json, cache)
         return
+    if post or output or cache:
+        raise ConfigError("--post, --output and --index-cache are for --pr URL")
     from app.cli_render import RichProgress, progress_bars, prompt_text, review_view
     from app.db.engine import open_database
     from app.indexing.embedder import select_embedder

@@ -96,13 +96,10 @@ def _run(
     if cache is None:
         with open_database(settings) as opened:
             return run_ci(settings, opened.engine, target, jobs, post=post, local=local)
-    note = check_cache(settings.data_dir, target.repo, migrate.known_revisions())
-    if note is not None:
-        err.print(f"note: {note}", markup=False)
+    check_cache(settings.data_dir, target.repo, migrate.known_revisions())
     with open_cached_database(settings) as opened:
-        report = run_ci(settings, opened.engine, target, jobs, post=post, local=local)
         write_stamp(settings.data_dir, target.repo, migrate.current_revision(opened.engine) or "")
-    return report
+        return run_ci(settings, opened.engine, target, jobs, post=post, local=local)
 
 
 def _emit(report: CiReport, output: Path | None, as_json: bool) -> None:

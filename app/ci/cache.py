@@ -21,7 +21,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from app.config import Settings
-from app.db.embedded import PGDATA_DIRNAME
+from app.db.embedded import PGDATA_DIRNAME, forget_failed_server
 from app.db.engine import OpenDatabase, open_database
 from app.errors import ConfigError, DatabaseError
 from app.logs import kv
@@ -71,6 +71,7 @@ def open_cached_database(settings: Settings) -> Iterator[OpenDatabase]:
         try:
             opened = stack.enter_context(open_database(settings))
         except DatabaseError as exc:
+            forget_failed_server(settings.data_dir)
             _reset(settings.data_dir, f"its database failed: {exc}")
             opened = stack.enter_context(open_database(settings))
         yield opened

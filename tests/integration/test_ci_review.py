@@ -6,6 +6,9 @@ walkthrough and the gate, exactly once per head, incremental on a new head, and 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,12 +16,15 @@ from sqlalchemy import Engine, text
 from sqlalchemy.engine import URL
 from typer.testing import CliRunner
 
+from app.ci.cache import write_stamp
 from app.cli import cli
+from app.db.migrate import head_revision
 from app.errors import ConfigError
 from tests.conftest import GITHUB_REPO, GITLAB_TOKEN
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.gitlab_server import FakeGitLab
 from tests.fakes.openai_server import FakeOpenAI
+from tests.processes import clean_env
 from tests.shop_repo import review_reply
 
 TOKEN = "ghs_actions0123456789"
@@ -169,3 +175,96 @@ def test_a_token_that_cannot_write_is_refused_before_anything_is_posted(
 def forget_every_review(engine: Engine) -> None:
     with engine.begin() as conn:
         conn.execute(text("DELETE FROM reviews"))
+
+
+def run_cli(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args],
+        env=clean_env(**env) | {"PATH": f"{os.environ['PATH']}:/usr/sbin:/sbin"},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_each_bad_input_is_one_error_line_exit_1_and_nothing_posted(
+    github: FakeGitHub, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    """As the process a CI job runs: one `error:` line naming the fix, exit 1."""
+    fake_openai.chat_reply = review_reply
+    github.accept_token(TOKEN)
+    github.accept_token("ghs_readonly0123456789", read_only=True)
+    cache = tmp_path / "cache"
+    env = {
+        "GITHUB_API_URL": github.base_url,
+        "GITHUB_TOKEN": TOKEN,
+        "OPENAI_BASE_URL": fake_openai.base_url,
+        "OPENAI_API_KEY": "sk-test-0123456789abcdef",
+    }
+    cache.mkdir()
+    write_stamp(cache, "acme/other", "0001")
+    (cache / "pgdata-18").mkdir()
+    cases = [
+        ({}, "https://bitbucket.org/acme/shop/pull-requests/7", "not a pull request URL"),
+        ({}, pull_url(github, 404), "no pull request 404 in acme/shop"),
+        ({"GITHUB_TOKEN": "ghs_readonly0123456789"}, pull_url(github), "pull-requests: write"),
+        ({"GITHUB_TOKEN": "ghs_unknown0123456789"}, pull_url(github), "refused GITHUB_TOKEN"),
+        ({"GITHUB_TOKEN": ""}, pull_url(github), "GITHUB_TOKEN is not set"),
+    ]
+    for extra, url, said in cases:
+        done = run_cli(
+            env | extra,
+            tmp_path,
+            "review",
+            "--pr",
+            url,
+            "--post",
+            "--index-cache",
+            str(cache / ".." / "fresh"),
+        )
+        assert done.returncode == 1, (url, done.stderr)
+        line = done.stderr.strip().splitlines()[-1]  # after the progress logged
+        assert line.startswith("error: ") and said in line, line
+        assert "Traceback" not in done.stderr
+    done = run_cli(
+        env, tmp_path, "review", "--pr", pull_url(github), "--post", "--index-cache", str(cache)
+    )
+    [line] = done.stderr.strip().splitlines()  # refused before anything is done
+    assert done.returncode == 1 and "made for acme/other" in line and "key the CI cache" in line
+    assert github.reviews == [] and github.check_runs == [] and github.comments == []
+    assert TOKEN not in done.stderr
+
+
+def test_a_cache_whose_database_will_not_start_is_rebuilt(
+    github: FakeGitHub, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    fake_openai.chat_reply = review_reply
+    github.accept_token(TOKEN)
+    cache = tmp_path / "cache"
+    (cache / "pgdata-18").mkdir(parents=True)
+    (cache / "pgdata-18" / "PG_VERSION").write_text("garbage\n")
+    write_stamp(cache, GITHUB_REPO, head_revision() or "")
+    env = {
+        "GITHUB_API_URL": github.base_url,
+        "GITHUB_TOKEN": TOKEN,
+        "OPENAI_BASE_URL": fake_openai.base_url,
+        "OPENAI_API_KEY": "sk-test-0123456789abcdef",
+    }
+    done = run_cli(
+        env, tmp_path, "review", "--pr", pull_url(github), "--post", "--index-cache", str(cache)
+    )
+    assert done.returncode == 0, done.stderr
+    assert "action=ci.cache_rebuilt" in done.stderr
+    assert len(github.reviews) == 1
+
+
+def test_local_and_pull_request_options_do_not_mix(on_github: FakeGitHub) -> None:
+    for args, said in (
+        (["--pr", pull_url(on_github), "--base", "HEAD~1"], "not for --pr"),
+        (["--post"], "are for --pr URL"),
+    ):
+        with pytest.raises(ConfigError, match=said):
+            runner.invoke(cli, ["review", *args], catch_exceptions=False)
+    assert on_github.reviews == []
