@@ -23,6 +23,7 @@ from pathlib import Path
 from app.config import Settings
 from app.db.embedded import PGDATA_DIRNAME, forget_failed_server
 from app.db.engine import OpenDatabase, open_database
+from app.db.wal import cap_wal, checkpoint
 from app.errors import ConfigError, DatabaseError
 from app.logs import kv
 
@@ -66,7 +67,8 @@ def write_stamp(folder: Path, repo: str, schema: str) -> None:
 @contextmanager
 def open_cached_database(settings: Settings) -> Iterator[OpenDatabase]:
     """The embedded database in the cache folder; rebuilt once when it will not start
-    or migrate (a corrupt or truncated restore)."""
+    or migrate (a corrupt or truncated restore). Its log is kept small, and checkpointed
+    when the run ends well, before the CI saves the folder."""
     with ExitStack() as stack:
         try:
             opened = stack.enter_context(open_database(settings))
@@ -74,7 +76,9 @@ def open_cached_database(settings: Settings) -> Iterator[OpenDatabase]:
             forget_failed_server(settings.data_dir)
             _reset(settings.data_dir, f"its database failed: {exc}")
             opened = stack.enter_context(open_database(settings))
+        cap_wal(opened.engine)  # what the CI saves is the index, not recycled log
         yield opened
+        checkpoint(opened.engine)
 
 
 def _reset(folder: Path, why: str) -> str:
