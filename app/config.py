@@ -30,11 +30,9 @@ PLACEHOLDER_SECRETS = frozenset({"changethis", "changeme", "secret", "password",
 
 
 def default_data_dir() -> Path:
-    """Where the embedded database and caches live when ``REVIEWBOT_DATA_DIR`` is unset.
-
-    Root gets ``/var/lib/reviewbot``: under ``/root`` the embedded server (which runs as
-    an unprivileged system user) would need ``/root`` opened for traversal.
-    """
+    """Where the embedded database and caches live without ``REVIEWBOT_DATA_DIR``. Root
+    gets ``/var/lib/reviewbot``: the embedded server runs as an unprivileged system user,
+    which could not traverse ``/root``."""
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         return Path("/var/lib/reviewbot")
     return Path(platformdirs.user_data_dir("reviewbot"))
@@ -52,8 +50,11 @@ SECONDARY_PATHS = tuple(
     "*.yaml *.toml *.json *.cfg *.ini *.lock".split()
 )
 
-#: Bots: GitHub Apps' accounts, and Dependabot and Renovate under the names they run as.
-DEFAULT_IGNORED_AUTHORS = ("*[bot]", "dependabot", "dependabot-preview", "renovate", "renovate-bot")
+#: Bots: GitHub Apps, Dependabot, Renovate, GitLab's token bots and service accounts.
+DEFAULT_IGNORED_AUTHORS = tuple(
+    "*[bot] dependabot dependabot-preview renovate renovate-bot"
+    " project_*_bot* group_*_bot* service_account_*".split()
+)
 #: Look-alike chunks of one file in a review's context, at most (related ones are not capped).
 MAX_CHUNKS_PER_FILE = 5
 RetrievalSignal = Literal[
@@ -105,7 +106,6 @@ class Settings(BaseSettings):
     github_api_url: Annotated[str, Field(validation_alias=_env("GITHUB_API_URL"))] = (
         "https://api.github.com"
     )
-    # the CI mode (`review --pr URL`, the Action): a token in place of the App
     github_token: Annotated[SecretStr | None, Field(validation_alias=_env("GITHUB_TOKEN"))] = None
 
     # GitLab (gitlab.com or a self-managed instance): an access token with the api scope
@@ -346,15 +346,12 @@ class Settings(BaseSettings):
 
 ModelRole = Literal["summary", "review", "embedding"]
 MODEL_ROLES: tuple[ModelRole, ...] = ("summary", "review", "embedding")
-#: The model keys, each a secret like the others.
-#: The code hosts' secrets.
+#: The code hosts' secrets (``github_token``: the CI mode's, in place of the App's key).
 HOST_SECRETS = ("github_webhook_secret", "github_token", "gitlab_webhook_secret", "gitlab_token")
-SECRET_KEYS = (
-    "openai_api_key",
-    "azure_openai_api_key",
-    "summary_api_key",
-    "review_api_key",
-    "embedding_api_key",
+#: The model keys, each a secret like the others.
+SECRET_KEYS: tuple[str, ...] = (
+    *("openai_api_key", "azure_openai_api_key"),
+    *(f"{role}_api_key" for role in MODEL_ROLES),
 )
 
 
@@ -369,10 +366,9 @@ class ModelEndpoint:
 
 
 def load_settings(*, dotenv: bool = True, **overrides: object) -> Settings:
-    """Read settings from the environment and ``.env`` (or the file ``REVIEWBOT_ENV_FILE``
-    names; the environment wins), turning validation errors into ``ConfigError``
-    messages that name the environment variable. ``dotenv`` False: no ``.env`` from the
-    working folder (a CI job's, which the pull request under review may have written)."""
+    """Read settings from the environment and ``.env`` (or ``REVIEWBOT_ENV_FILE``; the
+    environment wins; ``dotenv`` False: no ``.env`` from the working folder, a CI job's
+    checkout), with validation errors as ``ConfigError`` naming the variable."""
     from pydantic import ValidationError
     from pydantic_settings import SettingsError
 
@@ -380,8 +376,8 @@ def load_settings(*, dotenv: bool = True, **overrides: object) -> Settings:
     if env_file and not Path(env_file).is_file():
         raise ConfigError(f"REVIEWBOT_ENV_FILE {env_file} does not exist")
     try:
-        default = ".env" if dotenv else None
-        return Settings(_env_file=env_file or default, **overrides)  # type: ignore[arg-type,call-arg]
+        env_file = env_file or (".env" if dotenv else None)
+        return Settings(_env_file=env_file, **overrides)  # type: ignore[arg-type,call-arg]
     except SettingsError as exc:  # a value the environment source cannot even decode
         raise ConfigError(f"invalid configuration: {exc}") from None
     except ValidationError as exc:

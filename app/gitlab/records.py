@@ -29,7 +29,8 @@ from app.forge.models import (
 )
 
 #: GitLab's access levels, as the permission names the workflows check.
-ACCESS_LEVELS = ((50, "admin"), (40, "maintain"), (30, "write"), (20, "triage"), (10, "read"))
+#: GitLab's roles as permissions: Reporter (20) may ask; Guest (10) and Planner (15) may not.
+ACCESS_LEVELS = ((50, "admin"), (40, "maintain"), (30, "write"), (20, "triage"))
 #: Emoji names of GitLab's award emoji, as reaction contents.
 EMOJI = {"thumbsup": "+1", "thumbsdown": "-1", "eyes": "eyes"}
 REACTIONS = {content: name for name, content in EMOJI.items()}

@@ -127,6 +127,9 @@ def test_an_opened_pull_request_is_reviewed_once_and_the_index_is_cached(
     assert said["outcomes"]["review"] == "posted" and said["posted"] is True
     stamp = json.loads((actions["temp"] / "reviewbot-index" / "reviewbot-cache.json").read_text())
     assert stamp["repository"] == GITHUB_REPO
+    # the cache's server keeps little log: what the CI saves is the index
+    conf = (actions["temp"] / "reviewbot-index" / "pgdata-18" / "postgresql.auto.conf").read_text()
+    assert "max_wal_size = '32MB'" in conf
 
     tarballs = sum(1 for _, p in github.requests if "/tarball/" in p)
     run_event(actions, tmp_path, "pull_request", event, tmp_path)  # a rerun of the job

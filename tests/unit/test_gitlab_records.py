@@ -103,12 +103,13 @@ def test_positions_name_the_lines_as_gitlab_wants_them() -> None:
 
 
 def test_roles_bots_and_repository_keys() -> None:
-    assert [records.permission(n) for n in (50, 40, 30, 20, 10, 0)] == [
+    assert [records.permission(n) for n in (50, 40, 30, 20, 15, 10, 0)] == [
         "admin",
         "maintain",
         "write",
-        "triage",
-        "read",
+        "triage",  # Reporter: may /ask
+        "none",  # Planner
+        "none",  # Guest
         "none",
     ]
     assert records.author({"username": "project_15_bot_0f3a"}, "me").bot
