@@ -129,11 +129,11 @@ def review_pull_request(
     except ReviewFormatError as exc:  # nothing to post, and asking again will not help
         _finish(run, repo_id, pr_number, pr.head_sha, "failed")
         if check is not None:
-            api.finish_check(check, "neutral", "Review failed", str(exc))
+            api.finish_check(check, "cancelled", "Review failed", str(exc))
         raise
     except Exception:
         if check is not None:
-            api.finish_check(check, "neutral", "Review failed", "The review will be retried.")
+            api.finish_check(check, "cancelled", "Review failed", "The review will be retried.")
         raise
     if check is not None:
         _finish_check(api, check, pr_number, gate, outcome, summary)

@@ -62,7 +62,8 @@ class RepoHost(Protocol):
         ...
 
     def finish_check(self, check_id: int, conclusion: str, title: str, summary: str) -> None:
-        """``conclusion``: success | failure | neutral (does not block a merge)."""
+        """``conclusion``: success | failure | neutral (nothing to block on) | cancelled
+        (the review failed: never shown as passing)."""
         ...
 
     def reviews(self, number: int) -> list[Review]: ...

@@ -31,8 +31,14 @@ from app.gitlab.client import GitLabClient, GitLabError
 from app.indexing.archive import ArchiveTooLarge
 
 CHUNK_BYTES = 64 * 1024
-#: The check's conclusion as a commit status state (neutral: it does not block).
-STATUS_STATES = {"success": "success", "neutral": "success", "failure": "failed"}
+#: The check's conclusion as a commit status state (neutral: a review that has nothing
+#: to block on; cancelled: one that failed, never green).
+STATUS_STATES = {
+    "success": "success",
+    "neutral": "success",
+    "failure": "failed",
+    "cancelled": "canceled",
+}
 STATUS_NAME = "reviewbot"
 MAX_DESCRIPTION = 255  # GitLab's limit on a commit status's description
 
@@ -244,16 +250,31 @@ class ProjectApi:
             )
 
     def start_check(self, head: str) -> int:
-        data = {"state": "running", "name": STATUS_NAME, "description": "Reviewing"}
-        status_id = int(self._send("POST", f"/statuses/{head}", data)["id"])
+        """``running`` on ``head``, unless it already is (an attempt that did not live to
+        finish it): GitLab refuses a transition from a state to itself."""
+        current = self._status(head)
+        if current is not None and current.get("status") == "running":
+            status_id = int(current["id"])
+        else:
+            data = {"state": "running", "name": STATUS_NAME, "description": "Reviewing"}
+            status_id = int(self._send("POST", f"/statuses/{head}", data)["id"])
         self._statuses[status_id] = head
         return status_id
 
     def finish_check(self, check_id: int, conclusion: str, title: str, summary: str) -> None:
         head = self._statuses.pop(check_id)
         state = STATUS_STATES.get(conclusion, "failed")
+        current = self._status(head)
+        if current is not None and current.get("status") == state:
+            return  # already where it should be: set by an earlier attempt
         data = {"state": state, "name": STATUS_NAME, "description": title[:MAX_DESCRIPTION]}
         self._send("POST", f"/statuses/{head}", data)
+
+    def _status(self, head: str) -> dict[str, Any] | None:
+        """The newest commit status of the bot's name on ``head``, if any."""
+        found = self._get(f"/repository/commits/{head}/statuses", name=STATUS_NAME)
+        mine = [s for s in found if isinstance(s, dict) and s.get("name") == STATUS_NAME]
+        return max(mine, key=lambda s: int(s.get("id") or 0), default=None)
 
     def comment(self, number: int, body: str) -> int:
         return int(self._send("POST", self._mr(number) + "/notes", {"body": body})["id"])

@@ -34,6 +34,15 @@ from tests.gitrepo import GitRepo
 Reply = tuple[int, dict[str, str], bytes]
 LINE_CODE = '400 Bad request - Note {:line_code=>["can\'t be blank", "must be a valid line code"]}'
 STATUS_STATES = {"pending", "running", "success", "failed", "canceled", "skipped"}
+#: The state machine's event that leads to each state (as GitLab's errors name them).
+STATUS_EVENTS = {
+    "pending": "enqueue",
+    "running": "run",
+    "success": "success",
+    "failed": "drop",
+    "canceled": "cancel",
+    "skipped": "skip",
+}
 
 
 @dataclass
@@ -61,7 +70,8 @@ class FakeGitLab:
     mrs: dict[int, MergeRequest] = field(default_factory=dict)
     notes: list[dict[str, Any]] = field(default_factory=list)  # every note, in order
     awards: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # by note id
-    statuses: list[dict[str, Any]] = field(default_factory=list)
+    statuses: list[dict[str, Any]] = field(default_factory=list)  # each accepted post
+    status_records: list[dict[str, Any]] = field(default_factory=list)  # as GitLab has them
     labels: list[str] = field(default_factory=list)
     members: dict[str, int] = field(default_factory=dict)  # username -> access level
     requests: list[tuple[str, str]] = field(default_factory=list)
@@ -320,6 +330,13 @@ class FakeGitLab:
         }
 
     def _repository(self, sub: str, q: dict[str, str], query: dict[str, list[str]]) -> Reply:
+        if m := re.fullmatch(r"/repository/commits/([0-9a-f]{40})/statuses", sub):
+            found = [
+                s
+                for s in self.status_records
+                if s["sha"] == m.group(1) and q.get("name") in (None, s["name"])
+            ]
+            return _json(200, _page(found, q))
         if sub == "/repository/compare":
             base, head = q.get("from", ""), q.get("to", "")
             merge_base = self.git("merge-base", base, head).decode().strip()
@@ -368,27 +385,36 @@ class FakeGitLab:
         return _json(404, {"message": "404 Not found"})
 
     def _status(self, sha: str, data: dict[str, Any]) -> Reply:
+        """GitLab's commit status service: a status of that name that is still pending or
+        running makes the transition asked (a transition from a state to itself, or from
+        running back to pending, is refused with 400, as GitLab's state machine refuses
+        it); otherwise a new status is made. ``statuses`` logs each accepted post."""
         if data.get("state") not in STATUS_STATES:
             return self._refuse("POST", "/statuses", "state does not have a valid value")
         if len(str(data.get("description") or "")) > 255:
             return self._refuse("POST", "/statuses", "description is too long")
-        name = data.get("name") or "default"
-        last = next(
-            (s for s in reversed(self.statuses) if s["sha"] == sha and s["name"] == name), None
+        name, state = data.get("name") or "default", data["state"]
+        live = next(
+            (
+                s
+                for s in reversed(self.status_records)
+                if s["sha"] == sha and s["name"] == name and s["status"] in {"pending", "running"}
+            ),
+            None,
         )
-        if last is not None and last["status"] == data["state"]:
+        if live is not None and (
+            live["status"] == state or (live["status"], state) == ("running", "pending")
+        ):
+            event = STATUS_EVENTS[state]
             return _json(
-                400, {"message": f"Cannot transition status via :run from :{last['status']}"}
+                400, {"message": f"Cannot transition status via :{event} from :{live['status']}"}
             )
-        status = {
-            "id": self._next_id(),
-            "sha": sha,
-            "name": name,
-            "status": data["state"],
-            "description": data.get("description"),
-        }
-        self.statuses.append(status)
-        return _json(201, status)
+        if live is None:
+            live = {"id": self._next_id(), "sha": sha, "name": name}
+            self.status_records.append(live)
+        live.update(status=state, description=data.get("description"))
+        self.statuses.append(dict(live))
+        return _json(201, live)
 
     def _merge_request(
         self, method: str, mr: MergeRequest, sub: str, q: dict[str, str], data: dict[str, Any]

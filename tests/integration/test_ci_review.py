@@ -152,7 +152,7 @@ def test_a_review_whose_answer_was_lost_is_not_posted_again(on_github: FakeGitHu
     github.fail_next("POST", "/pulls/7/reviews", [502], apply=True)
     failed = runner.invoke(cli, ["review", "--pr", pull_url(github), "--post"])
     assert failed.exit_code != 0 and len(github.reviews) == 1  # GitHub has it
-    assert github.check_runs[-1]["conclusion"] == "neutral"
+    assert github.check_runs[-1]["conclusion"] == "cancelled"  # a failed review is never green
     rerun = review("--pr", pull_url(github), "--post")
     assert rerun["outcomes"]["review"] == "reconciled"
     assert len(github.reviews) == 1

@@ -1,0 +1,64 @@
+"""The merge gate on GitLab through failures, against a fake GitLab that keeps GitLab's
+commit-status state machine (a transition from a state to itself is refused with 400):
+a status left running by an attempt that died is taken over, a failed review is never
+green, and a review whose answer was lost sets the gate from what GitLab has."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import Engine
+
+from app.config import Settings
+from app.flows.review import review_pull_request
+from app.gitlab.records import repo_key
+from app.review.model import ReviewFormatError
+from app.runtime import Runtime
+from tests.conftest import GITLAB_PROJECT, GITLAB_PROJECT_ID
+from tests.fakes.gitlab_server import FakeGitLab
+from tests.fakes.openai_server import FakeOpenAI
+
+
+@pytest.fixture
+def gated(gitlab_settings: Settings, engine: Engine) -> Runtime:
+    return Runtime(gitlab_settings.model_copy(update={"review_gate": "minor"}), engine)
+
+
+def states(gitlab: FakeGitLab) -> list[str]:
+    return [s["status"] for s in gitlab.statuses]
+
+
+def test_a_status_left_running_by_a_dead_attempt_is_taken_over(
+    gated: Runtime, gitlab: FakeGitLab
+) -> None:
+    head = gitlab.mrs[7].head
+    gitlab._status(head, {"state": "running", "name": "reviewbot"})  # the dead attempt's
+    repo = repo_key(gitlab.base_url, GITLAB_PROJECT)
+    assert review_pull_request(gated, repo, GITLAB_PROJECT_ID, 7) == "posted"
+    assert states(gitlab) == ["running", "failed"]  # no second "running": GitLab refuses it
+    assert len(gitlab.status_records) == 1
+
+
+def test_a_review_that_failed_is_never_green(
+    gated: Runtime, gitlab: FakeGitLab, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.chat_reply = lambda body: "not json at all"
+    repo = repo_key(gitlab.base_url, GITLAB_PROJECT)
+    with pytest.raises(ReviewFormatError):
+        review_pull_request(gated, repo, GITLAB_PROJECT_ID, 7)
+    assert states(gitlab) == ["running", "canceled"]
+    assert gitlab.summaries(7) == []
+
+
+def test_a_review_whose_answer_was_lost_sets_the_gate_on_the_retry(
+    gated: Runtime, gitlab: FakeGitLab
+) -> None:
+    """The summary note is stored but its answer is lost: the attempt fails (its status
+    canceled, not green); the retry finds the review and fails the gate for its finding."""
+    repo = repo_key(gitlab.base_url, GITLAB_PROJECT)
+    gitlab.fail_next("POST", "/merge_requests/7/notes", [502], apply=True)
+    with pytest.raises(Exception, match="502"):
+        review_pull_request(gated, repo, GITLAB_PROJECT_ID, 7)
+    assert len(gitlab.summaries(7)) == 1 and states(gitlab)[-1] == "canceled"
+    assert review_pull_request(gated, repo, GITLAB_PROJECT_ID, 7) == "reconciled"
+    assert len(gitlab.summaries(7)) == 1
+    assert states(gitlab)[-1] == "failed"  # a minor finding (at least) is open
