@@ -9,6 +9,8 @@ crash posts only what is missing, and the review reads back as one (``reviews``,
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
 from typing import IO, Any
 from urllib.parse import quote
 
@@ -41,13 +43,23 @@ STATUS_STATES = {
 }
 STATUS_NAME = "reviewbot"
 MAX_DESCRIPTION = 255  # GitLab's limit on a commit status's description
+#: Seconds between reads of a merge request GitLab has not prepared yet (then the job's
+#: own retries wait longer).
+PREPARE_WAITS = (0.5, 1.0, 2.0, 4.0)
 
 
 class ProjectApi:
     """The calls reviewbot makes on one project (by id; ``path`` names it in messages)."""
 
-    def __init__(self, client: GitLabClient, project_id: int, path: str) -> None:
+    def __init__(
+        self,
+        client: GitLabClient,
+        project_id: int,
+        path: str,
+        prepare_waits: Sequence[float] = PREPARE_WAITS,
+    ) -> None:
         self.client = client
+        self.prepare_waits = tuple(prepare_waits)
         self.path = path
         self.base = f"/projects/{project_id or quote(path, safe='')}"
         self._statuses: dict[int, str] = {}  # status id -> its commit
@@ -68,7 +80,19 @@ class ProjectApi:
     # -- reading ------------------------------------------------------------------------
 
     def pull(self, number: int) -> PullRequest:
-        return records.merge_request(self._get(self._mr(number)))
+        """The merge request once GitLab has prepared it (read again after each of
+        ``prepare_waits``); ``GitLabError`` (503, retried) when it still is not."""
+        for wait in (*self.prepare_waits, None):
+            data = self._get(self._mr(number))
+            if records.prepared(data):
+                return records.merge_request(data)
+            if wait is not None:
+                time.sleep(wait)
+        raise GitLabError(
+            f"GitLab has not prepared merge request !{number} of {self.path} yet"
+            " (prepared_at is null); the review is tried again later",
+            503,
+        )
 
     def default_branch(self) -> str:
         return str(self._get("").get("default_branch") or "main")

@@ -77,6 +77,14 @@ def author(user: dict[str, Any] | None, me: str) -> Author:
     return Author(login, bot)
 
 
+def prepared(data: dict[str, Any]) -> bool:
+    """Whether GitLab has prepared the merge request (its diff and refs): ``prepared_at``
+    set (GitLab 16.x and later), or on older versions, its ``diff_refs``."""
+    if "prepared_at" in data:
+        return data["prepared_at"] is not None and bool(data.get("diff_refs"))
+    return bool(data.get("diff_refs"))
+
+
 def merge_request(data: dict[str, Any]) -> PullRequest:
     refs = data.get("diff_refs") or {}
     state = data.get("state") or "opened"

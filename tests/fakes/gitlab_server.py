@@ -58,6 +58,9 @@ class MergeRequest:
     target_branch: str = "main"
     source_branch: str = "coupons"
     state: str = "opened"
+    # GitLab prepares an MR after it is opened: until then (this many reads of it) its
+    # prepared_at and diff_refs are null and its diffs are empty (gitlab-org/gitlab#386562)
+    unprepared_reads: int = 0
 
 
 @dataclass
@@ -185,6 +188,7 @@ class FakeGitLab:
         return {"base_sha": merge_base, "head_sha": mr.head, "start_sha": mr.base}
 
     def _mr_json(self, mr: MergeRequest) -> dict[str, Any]:
+        prepared = mr.unprepared_reads <= 0
         return {
             "id": 100 + mr.iid,
             "iid": mr.iid,
@@ -199,7 +203,8 @@ class FakeGitLab:
             "source_branch": mr.source_branch,
             "target_branch": mr.target_branch,
             "sha": mr.head,
-            "diff_refs": self._diff_refs(mr),
+            "diff_refs": self._diff_refs(mr) if prepared else None,
+            "prepared_at": "2026-12-05T06:00:00.000Z" if prepared else None,
             "web_url": f"{self.base_url}/{self.path}/-/merge_requests/{mr.iid}",
         }
 
@@ -420,7 +425,9 @@ class FakeGitLab:
         self, method: str, mr: MergeRequest, sub: str, q: dict[str, str], data: dict[str, Any]
     ) -> Reply:
         if sub == "" and method == "GET":
-            return _json(200, self._mr_json(mr))
+            data = self._mr_json(mr)
+            mr.unprepared_reads -= 1
+            return _json(200, data)
         if sub == "" and method == "PUT":
             unknown = set(data) - {"description", "title", "add_labels", "labels"}
             if unknown:
@@ -429,6 +436,8 @@ class FakeGitLab:
             added = [n for n in str(data.get("add_labels") or "").split(",") if n]
             mr.labels = list(dict.fromkeys([*mr.labels, *added]))
             return _json(200, self._mr_json(mr))
+        if sub == "/diffs" and mr.unprepared_reads > 0:
+            return _json(200, [])
         if sub == "/diffs":
             return _json(200, _page(self._file_diffs(self._diff_refs(mr)["base_sha"], mr.head), q))
         if sub == "/notes" and method == "GET":
