@@ -1,8 +1,9 @@
-"""``reviewbot doctor``'s checks of GitLab: the token works and may write to merge
-requests, and the webhook secret is set."""
+"""``reviewbot doctor``'s checks of GitLab: the token works, has the scope that may write
+to merge requests, the instance is new enough, and the webhook secret is set."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import partial
 
@@ -14,6 +15,8 @@ from app.gitlab.client import GitLabClient, GitLabError
 
 #: The token scope reviewbot needs: reading repositories and writing MR notes, statuses.
 SCOPE = "api"
+#: The oldest GitLab reviewbot supports: merge requests' ``/diffs`` API came in 15.7.
+MIN_VERSION = (15, 7)
 
 
 def gitlab_wanted(settings: Settings) -> bool:
@@ -45,7 +48,8 @@ def gitlab_token(settings: Settings, token: SecretStr | None, name: str = "GitLa
     client = GitLabClient(settings.gitlab_url, token, retries=0)
     try:
         user = client.call("GET", "/user").json()
-        version = client.call("GET", "/version").json().get("version", "?")
+        version = str(client.call("GET", "/version").json().get("version", "?"))
+        scopes = token_scopes(client)
     except GitLabError as exc:
         fix = (
             f"the token is wrong, expired or lacks the {SCOPE} scope"
@@ -54,7 +58,42 @@ def gitlab_token(settings: Settings, token: SecretStr | None, name: str = "GitLa
         )
         return Check(name, False, str(exc), fix)
     detail = f"{settings.gitlab_url} (GitLab {version}) as @{user.get('username')}"
+    if scopes is not None and SCOPE not in scopes:
+        listed = ", ".join(scopes) or "none"
+        return Check(
+            name,
+            False,
+            f"{detail}: the token's scopes are {listed}, so it cannot write notes or statuses",
+            f"make a token with the {SCOPE} scope",
+        )
+    if version_tuple(version) < MIN_VERSION:
+        least = ".".join(map(str, MIN_VERSION))
+        return Check(
+            name,
+            False,
+            f"{detail}: older than GitLab {least}, the least reviewbot supports"
+            " (merge requests' /diffs API)",
+            f"upgrade GitLab to {least} or newer",
+        )
     return Check(name, True, detail)
+
+
+def token_scopes(client: GitLabClient) -> list[str] | None:
+    """The token's scopes (``/personal_access_tokens/self``, which answers for personal,
+    project and group tokens); None where the instance cannot say (older than 15.5)."""
+    try:
+        data = client.call("GET", "/personal_access_tokens/self").json()
+    except GitLabError as exc:
+        if exc.status == 404:
+            return None
+        raise
+    return [str(scope) for scope in data.get("scopes") or []]
+
+
+def version_tuple(version: str) -> tuple[int, int]:
+    """``17.6.0-ee`` -> (17, 6); an unreadable version reads as new enough."""
+    found = re.match(r"(\d+)\.(\d+)", version)
+    return (int(found[1]), int(found[2])) if found else (999, 0)
 
 
 def gitlab_webhooks(settings: Settings) -> Check:

@@ -70,6 +70,8 @@ class FakeGitLab:
     project_id: int
     token: str
     bot_username: str = "reviewbot"
+    version: str = "17.6.0"
+    token_scopes: list[str] = field(default_factory=lambda: ["api"])
     mrs: dict[int, MergeRequest] = field(default_factory=dict)
     notes: list[dict[str, Any]] = field(default_factory=list)  # every note, in order
     awards: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # by note id
@@ -300,7 +302,9 @@ class FakeGitLab:
         if rest == "/user":
             return _json(200, {"id": 7, "username": self.bot_username, "bot": False})
         if rest == "/version":
-            return _json(200, {"version": "17.6.0", "revision": "fake"})
+            return _json(200, {"version": self.version, "revision": "fake"})
+        if rest == "/personal_access_tokens/self":  # personal, project and group tokens
+            return _json(200, {"id": 1, "name": "reviewbot", "scopes": self.token_scopes})
         project = re.fullmatch(r"/projects/([^/]+)(/.*)?", rest)
         if project is None or unquote(project.group(1)) not in {str(self.project_id), self.path}:
             return _json(404, {"message": "404 Project Not Found"})

@@ -52,3 +52,33 @@ def test_doctor_on_a_gitlab_only_deployment_skips_the_github_app(
     checks = {c["name"]: c for c in json.loads(result.stdout)["checks"]}
     assert checks["GitLab"]["ok"] and checks["GitLab webhooks"]["ok"]
     assert "GitHub App" not in checks and "webhooks" not in checks
+
+
+@pytest.mark.parametrize(
+    ("scopes", "version", "said", "fix"),
+    [
+        (
+            ["read_api", "read_repository"],
+            "17.6.0",
+            "scopes are read_api, read_repository",
+            "api scope",
+        ),
+        (["api"], "15.6.3-ee", "older than GitLab 15.7", "upgrade GitLab to 15.7"),
+    ],
+)
+def test_a_token_that_cannot_write_or_an_old_instance_fails(
+    gitlab_settings: Settings,
+    engine: Engine,
+    gitlab: FakeGitLab,
+    scopes: list[str],
+    version: str,
+    said: str,
+    fix: str,
+) -> None:
+    gitlab.token_scopes, gitlab.version = scopes, version
+    checks = {
+        c.name: c
+        for c in run_checks(gitlab_settings, engine, False, gitlab_checks(gitlab_settings))
+    }
+    assert not checks["GitLab"].ok
+    assert said in checks["GitLab"].detail and fix in checks["GitLab"].fix
