@@ -214,3 +214,22 @@ def test_the_gitlab_job_reviews_its_merge_request_once(
     report = json.loads((project_dir.root / "reviewbot.json").read_text())
     assert report["outcomes"]["review"] == "reconciled" and report["posted"] is True
     assert (project_dir.root / ".reviewbot-index" / "reviewbot-cache.json").is_file()
+
+
+def test_a_push_to_the_default_branch_indexes_it_for_the_cache(
+    actions: dict[str, Any], github: FakeGitHub, tmp_path: Path
+) -> None:
+    event = payload(
+        "push",
+        **{
+            "repository.full_name": GITHUB_REPO,
+            "repository.default_branch": "main",
+            "ref": "refs/heads/main",
+            "deleted": False,
+        },
+    )
+    event.pop("installation", None)
+    run_event(actions, tmp_path, "push", event, tmp_path)
+    assert outputs(actions)["outcomes"] == {"index": "indexed (16 files changed)"}
+    assert github.reviews == [] and github.check_runs == []
+    assert (actions["temp"] / "reviewbot-index" / "reviewbot-cache.json").is_file()

@@ -121,6 +121,17 @@ def test_actions_events_ask_for_the_apps_jobs() -> None:
         **{"issue.pull_request": {"url": "x"}, "comment.body": "/ask why?"},
     )
     assert [j.task for j in event_jobs(_event("issue_comment", ask))] == [TaskName.ANSWER_QUESTION]
+    reply = payload(
+        "pull_request_review_comment.created",
+        **{"comment.in_reply_to_id": 41, "comment.body": "Why is this wrong?"},
+    )
+    [answer] = event_jobs(_event("pull_request_review_comment", reply))
+    assert answer.task is TaskName.ANSWER_REPLY and answer.args["parent_id"] == 41
+    push = payload(
+        "push",
+        **{"ref": "refs/heads/main", "repository.default_branch": "main", "deleted": False},
+    )
+    assert [j.task for j in event_jobs(_event("push", push))] == [TaskName.INDEX]
 
 
 def test_an_event_payload_github_would_not_send_is_refused() -> None:
