@@ -10,7 +10,7 @@ crash posts only what is missing, and the review reads back as one (``reviews``,
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import IO, Any
 from urllib.parse import quote
 
@@ -249,7 +249,7 @@ class ProjectApi:
         places = []
         for comment in comments:
             diff = files.get(comment.path)
-            line = _diff_line(diff, comment) if diff else None
+            line = _diff_line(diff, comment.line, comment.side) if diff else None
             if diff is None or line is None:
                 raise CommentsRefused(
                     f"{comment.path}:{comment.line} is not a line of the merge request's diff",
@@ -257,7 +257,11 @@ class ProjectApi:
                 )
             old_line = line.old_no if line.kind is not LineKind.ADDED else None
             new_line = line.new_no if line.kind is not LineKind.REMOVED else None
-            places.append(records.position(diff.path, diff.old_path, refs, old_line, new_line))
+            place = records.position(diff.path, diff.old_path, refs, old_line, new_line)
+            span = _line_range(diff, comment)
+            if span is not None:
+                place["line_range"] = span
+            places.append(place)
         return places
 
     def _discuss(self, number: int, body: str, place: dict[str, Any]) -> tuple[str, int]:
@@ -336,14 +340,37 @@ class ProjectApi:
         self._send("PUT", self._mr(number), {"add_labels": ",".join(names)})
 
 
-def _diff_line(diff: FileDiff, comment: InlineComment) -> DiffLine | None:
-    """The diff's line ``comment`` stands on: of the new version (RIGHT), or a removed
-    line of the old one (LEFT)."""
+def _diff_line(diff: FileDiff, number: int, side: str) -> DiffLine | None:
+    """The diff's line ``number`` of the new version (RIGHT), or a removed line of the
+    old one (LEFT)."""
+    return next((line for line, _, _ in _positioned(diff, number, side)), None)
+
+
+def _positioned(diff: FileDiff, number: int, side: str) -> Iterator[tuple[DiffLine, int, int]]:
+    """The diff's line ``number`` of ``side`` with GitLab's old and new positions of it
+    (an added line's old position is the old line it comes before)."""
     for hunk in diff.hunks:
+        old_pos, new_pos = hunk.old_start, hunk.new_start
         for line in hunk.lines:
-            if comment.side == "LEFT":
-                if line.kind is LineKind.REMOVED and line.old_no == comment.line:
-                    return line
-            elif line.kind is not LineKind.REMOVED and line.new_no == comment.line:
-                return line
-    return None
+            if side == "LEFT":
+                if line.kind is LineKind.REMOVED and line.old_no == number:
+                    yield line, old_pos, new_pos
+            elif line.kind is not LineKind.REMOVED and line.new_no == number:
+                yield line, old_pos, new_pos
+            old_pos += 0 if line.kind is LineKind.ADDED else 1
+            new_pos += 0 if line.kind is LineKind.REMOVED else 1
+
+
+def _line_range(diff: FileDiff, comment: InlineComment) -> dict[str, Any] | None:
+    """A multi-line comment's ``line_range`` (its first and last lines, both in the
+    diff), or None for one line, or a first line the diff does not show."""
+    if comment.start_line is None or comment.start_line >= comment.line:
+        return None
+    first = next(_positioned(diff, comment.start_line, comment.side), None)
+    last = next(_positioned(diff, comment.line, comment.side), None)
+    if first is None or last is None:
+        return None
+    return {
+        "start": records.range_end(diff.path, *first),
+        "end": records.range_end(diff.path, *last),
+    }

@@ -9,6 +9,7 @@ project's numeric id.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any
 from urllib.parse import urlsplit
@@ -16,6 +17,7 @@ from urllib.parse import urlsplit
 from pydantic import SecretStr
 
 from app.diff.assemble import file_diff
+from app.diff.parse import DiffLine, LineKind
 from app.forge.models import (
     Author,
     ChangedFile,
@@ -38,6 +40,8 @@ REACTIONS = {content: name for name, content in EMOJI.items()}
 BOT_USER = re.compile(r"(project|group)_\d+_bot(_[0-9a-f]+)?")
 #: A suggestion fence the review writes (```suggestion), to be given GitLab's range.
 SUGGESTION_FENCE = re.compile(r"^(`{3,})suggestion[ \t]*$", re.MULTILINE)
+#: GitLab applies a suggestion over at most 100 lines above the line it is on.
+MAX_SUGGESTION_ABOVE = 100
 
 
 def instance_name(gitlab_url: str) -> str:
@@ -230,12 +234,31 @@ def summary_head(note: dict[str, Any]) -> str | None:
 def inline_body(posted: InlineComment, head: str) -> str:
     """The note of one inline comment: a multi-line suggestion (``start_line``) in
     GitLab's ``suggestion:-N+0`` syntax (the note sits on the range's last line), and the
-    review's tag."""
+    review's tag. A suggestion over more lines than GitLab applies is shown as code."""
     body = posted.body
     if posted.start_line is not None and posted.start_line < posted.line:
         above = posted.line - posted.start_line
-        body = SUGGESTION_FENCE.sub(lambda m: f"{m.group(1)}suggestion:-{above}+0", body, 1)
+        info = f"suggestion:-{above}+0" if above <= MAX_SUGGESTION_ABOVE else ""
+        body = SUGGESTION_FENCE.sub(lambda m: f"{m.group(1)}{info}", body, 1)
     return f"{body}\n\n{review_tag(head)}"
+
+
+def line_code(path: str, old_pos: int, new_pos: int) -> str:
+    """GitLab's code of a diff line: the path's SHA-1 and the line's old and new
+    positions (an added line's old position is the old line it comes before)."""
+    return f"{hashlib.sha1(path.encode()).hexdigest()}_{old_pos}_{new_pos}"
+
+
+def range_end(path: str, line: DiffLine, old_pos: int, new_pos: int) -> dict[str, Any]:
+    """One end of a diff discussion's ``line_range``."""
+    end: dict[str, Any] = {"line_code": line_code(path, old_pos, new_pos)}
+    if line.kind is LineKind.ADDED:
+        end["type"] = "new"
+    if line.kind is not LineKind.ADDED:
+        end["old_line"] = line.old_no
+    if line.kind is not LineKind.REMOVED:
+        end["new_line"] = line.new_no
+    return end
 
 
 def position(

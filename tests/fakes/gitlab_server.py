@@ -13,6 +13,7 @@ GitLab does (``line_code`` can't be blank).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import subprocess
@@ -26,7 +27,7 @@ from urllib.parse import parse_qs, unquote, urlparse
 
 import httpx
 
-from app.diff.parse import LineKind, parse_diff
+from app.diff.parse import DiffLine, FileDiff, LineKind, parse_diff
 from tests.fakes.git_http import basic_credentials, git_backend
 from tests.fakes.loopback import serving_fake
 from tests.gitrepo import GitRepo
@@ -243,15 +244,22 @@ class FakeGitLab:
         if found is None:
             return LINE_CODE
         old, new = position.get("old_line"), position.get("new_line")
-        for hunk in found.hunks:
-            for line in hunk.lines:
-                if line.kind is LineKind.ADDED and (old, new) == (None, line.new_no):
-                    return None
-                if line.kind is LineKind.REMOVED and (old, new) == (line.old_no, None):
-                    return None
-                if line.kind is LineKind.CONTEXT and (old, new) == (line.old_no, line.new_no):
-                    return None
-        return LINE_CODE
+        lines = [line for hunk in found.hunks for line in hunk.lines]
+        if not any(_names(line, old, new) for line in lines):
+            return LINE_CODE
+        span = position.get("line_range")
+        if span is None:
+            return None
+        codes = _line_codes(found)  # GitLab's code of each line, in the diff's order
+        at = []
+        for end in (span.get("start") or {}, span.get("end") or {}):
+            line = codes.get(str(end.get("line_code")))
+            if line is None or not _names(line, end.get("old_line"), end.get("new_line")):
+                return LINE_CODE
+            if (end.get("type") == "new") != (line.kind is LineKind.ADDED):
+                return LINE_CODE
+            at.append(lines.index(line))
+        return None if at[0] <= at[1] else LINE_CODE
 
     # -- routes ---------------------------------------------------------------------------
 
@@ -531,3 +539,27 @@ def running_fake_gitlab(
     with serving_fake(fake) as base:
         fake.base_url = base
         yield fake
+
+
+def _names(line: DiffLine, old: object, new: object) -> bool:
+    """Whether a position's ``old_line`` and ``new_line`` name ``line`` as GitLab wants:
+    the new line alone for an added line, the old alone for a removed one, both else."""
+    if line.kind is LineKind.ADDED:
+        return (old, new) == (None, line.new_no)
+    if line.kind is LineKind.REMOVED:
+        return (old, new) == (line.old_no, None)
+    return (old, new) == (line.old_no, line.new_no)
+
+
+def _line_codes(diff: FileDiff) -> dict[str, DiffLine]:
+    """GitLab's line codes of a file's diff lines: the path's SHA-1, then the line's old
+    and new positions in its hunk (an added line's old position is the next old line)."""
+    digest = hashlib.sha1(diff.path.encode()).hexdigest()
+    codes = {}
+    for hunk in diff.hunks:
+        old_pos, new_pos = hunk.old_start, hunk.new_start
+        for line in hunk.lines:
+            codes[f"{digest}_{old_pos}_{new_pos}"] = line
+            old_pos += 0 if line.kind is LineKind.ADDED else 1
+            new_pos += 0 if line.kind is LineKind.REMOVED else 1
+    return codes

@@ -93,6 +93,10 @@ def test_a_multi_line_suggestion_gets_gitlabs_range_and_the_review_tag() -> None
     assert records.tagged_head(body) == "c" * 40
     one = records.inline_body(InlineComment("a.py", 9, "RIGHT", "```suggestion\nx\n```"), "c" * 40)
     assert "```suggestion\nx" in one
+    # GitLab applies at most 100 lines above: a longer one is shown as code, not applied
+    long = InlineComment("a.py", 150, "RIGHT", "```suggestion\nx\n```", 20)
+    assert "```\nx\n```" in records.inline_body(long, "c" * 40)
+    assert "suggestion" not in records.inline_body(long, "c" * 40).split("<!--")[0]
 
 
 def test_positions_name_the_lines_as_gitlab_wants_them() -> None:
