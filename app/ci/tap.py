@@ -76,8 +76,8 @@ class Tap:
     def react(self, number: int, comment_id: int, content: str) -> None:
         self._send(lambda: self.api.react(number, comment_id, content))
 
-    def start_check(self, head: str) -> int:
-        return self._send(lambda: self.api.start_check(head))
+    def start_check(self, number: int, head: str) -> int:
+        return self._send(lambda: self.api.start_check(number, head))
 
     def finish_check(self, check_id: int, conclusion: str, title: str, summary: str) -> None:
         self._send(lambda: self.api.finish_check(check_id, conclusion, title, summary))

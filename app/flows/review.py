@@ -121,7 +121,7 @@ def review_pull_request(
     if found is not None:  # posted by an attempt that did not live to record it
         _reconcile(run, api, repo_id, pr, found, gate if checked else None)
         return ReviewOutcome.RECONCILED
-    check = api.start_check(pr.head_sha) if checked else None
+    check = api.start_check(pr_number, pr.head_sha) if checked else None
     try:
         outcome, summary = _review(
             run, api, repo, repo_id, pr, previous_head, posted, full, job_id, config
@@ -154,7 +154,7 @@ def _reconcile(
     review_id, fingerprints = found
     _finish(run, repo_id, pr.number, pr.head_sha, "posted", review_id, fingerprints)
     if gate is not None:
-        check = api.start_check(pr.head_sha)
+        check = api.start_check(pr.number, pr.head_sha)
         said = "The review was posted by an earlier attempt."
         _finish_check(api, check, pr.number, gate, ReviewOutcome.POSTED, said)
 

@@ -56,9 +56,9 @@ class RepoHost(Protocol):
         comments (``CommentsRefused`` when the host refuses one); returns its id."""
         ...
 
-    def start_check(self, head: str) -> int:
-        """A status on ``head`` saying the review is under way (a check run, a commit
-        status); its id for ``finish_check``."""
+    def start_check(self, number: int, head: str) -> int:
+        """A status on pull request ``number``'s ``head`` saying the review is under way
+        (a check run, a commit status in the MR's pipeline); its id for ``finish_check``."""
         ...
 
     def finish_check(self, check_id: int, conclusion: str, title: str, summary: str) -> None:

@@ -252,7 +252,7 @@ class RepoApi:
                 raise CommentsRefused(str(exc), exc.status) from None
             raise
 
-    def start_check(self, head: str) -> int:
+    def start_check(self, number: int, head: str) -> int:
         data = {"name": "reviewbot", "head_sha": head, "status": "in_progress"}
         return int(self._call("POST", "/check-runs", json=data).json()["id"])
 

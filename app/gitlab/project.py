@@ -10,13 +10,14 @@ crash posts only what is missing, and the review reads back as one (``reviews``,
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import IO, Any
 from urllib.parse import quote
 
 import httpx
 
-from app.diff.parse import DiffLine, FileDiff, LineKind, parse_diff
+from app.diff.parse import LineKind, parse_diff
 from app.forge.models import (
     Comment,
     Comparison,
@@ -28,7 +29,7 @@ from app.forge.models import (
     ReviewThread,
 )
 from app.forge.protocol import CommentsRefused
-from app.gitlab import records
+from app.gitlab import positions, records
 from app.gitlab.client import GitLabClient, GitLabError
 from app.indexing.archive import ArchiveTooLarge
 
@@ -48,6 +49,14 @@ MAX_DESCRIPTION = 255  # GitLab's limit on a commit status's description
 PREPARE_WAITS = (0.5, 1.0, 2.0, 4.0)
 
 
+@dataclass(frozen=True)
+class StatusTarget:
+    """Where the gate's commit status is set: the commit, and its pipeline's fields."""
+
+    sha: str
+    fields: dict[str, Any]
+
+
 class ProjectApi:
     """The calls reviewbot makes on one project (by id; ``path`` names it in messages)."""
 
@@ -62,7 +71,7 @@ class ProjectApi:
         self.prepare_waits = tuple(prepare_waits)
         self.path = path
         self.base = f"/projects/{project_id or quote(path, safe='')}"
-        self._statuses: dict[int, str] = {}  # status id -> its commit
+        self._statuses: dict[int, StatusTarget] = {}  # status id -> where it was set
 
     def _get(self, path: str, **params: Any) -> Any:
         return self.client.call("GET", self.base + path, params=params or None).json()
@@ -249,7 +258,7 @@ class ProjectApi:
         places = []
         for comment in comments:
             diff = files.get(comment.path)
-            line = _diff_line(diff, comment.line, comment.side) if diff else None
+            line = positions.diff_line(diff, comment.line, comment.side) if diff else None
             if diff is None or line is None:
                 raise CommentsRefused(
                     f"{comment.path}:{comment.line} is not a line of the merge request's diff",
@@ -257,8 +266,8 @@ class ProjectApi:
                 )
             old_line = line.old_no if line.kind is not LineKind.ADDED else None
             new_line = line.new_no if line.kind is not LineKind.REMOVED else None
-            place = records.position(diff.path, diff.old_path, refs, old_line, new_line)
-            span = _line_range(diff, comment)
+            place = positions.position(diff.path, diff.old_path, refs, old_line, new_line)
+            span = positions.line_range(diff, comment)
             if span is not None:
                 place["line_range"] = span
             places.append(place)
@@ -277,26 +286,48 @@ class ProjectApi:
                 "DELETE", f"{self.base}{self._mr(number)}/discussions/{discussion}/notes/{note}"
             )
 
-    def start_check(self, head: str) -> int:
-        """``running`` on ``head``, unless it already is (an attempt that did not live to
-        finish it): GitLab refuses a transition from a state to itself."""
-        current = self._status(head)
+    def start_check(self, number: int, head: str) -> int:
+        """``running`` in the merge request's pipeline, unless it already is (an attempt
+        that did not live to finish it): GitLab refuses a transition from a state to
+        itself."""
+        target = self._status_target(number, head)
+        current = self._status(target.sha)
         if current is not None and current.get("status") == "running":
             status_id = int(current["id"])
         else:
             data = {"state": "running", "name": STATUS_NAME, "description": "Reviewing"}
-            status_id = int(self._send("POST", f"/statuses/{head}", data)["id"])
-        self._statuses[status_id] = head
+            sent = self._send("POST", f"/statuses/{target.sha}", {**data, **target.fields})
+            status_id = int(sent["id"])
+        self._statuses[status_id] = target
         return status_id
 
     def finish_check(self, check_id: int, conclusion: str, title: str, summary: str) -> None:
-        head = self._statuses.pop(check_id)
+        target = self._statuses.pop(check_id)
         state = STATUS_STATES.get(conclusion, "failed")
-        current = self._status(head)
+        current = self._status(target.sha)
         if current is not None and current.get("status") == state:
             return  # already where it should be: set by an earlier attempt
         data = {"state": state, "name": STATUS_NAME, "description": title[:MAX_DESCRIPTION]}
-        self._send("POST", f"/statuses/{head}", data)
+        self._send("POST", f"/statuses/{target.sha}", {**data, **target.fields})
+
+    def _status_target(self, number: int, head: str) -> StatusTarget:
+        """Where the gate's status goes so that it gates the merge: the MR's head pipeline
+        when it runs on ``head`` (a merge-request pipeline) or on the merge of ``head``
+        (merged results, merge trains), else ``head`` on its branch (branch pipelines;
+        a fork's branch is not in this project, so then no ref)."""
+        mr = self._get(self._mr(number))
+        fields: dict[str, Any] = {"target_url": mr["web_url"]} if mr.get("web_url") else {}
+        pipeline = mr.get("head_pipeline") or {}
+        sha = str(pipeline.get("sha") or "")
+        if pipeline.get("id") and sha and (sha == head or head in self._parents(sha)):
+            fields |= {"pipeline_id": int(pipeline["id"]), "ref": pipeline.get("ref")}
+            return StatusTarget(sha, fields)
+        if mr.get("source_project_id") in (None, mr.get("target_project_id")):
+            fields["ref"] = mr.get("source_branch")
+        return StatusTarget(head, {k: v for k, v in fields.items() if v is not None})
+
+    def _parents(self, commit: str) -> list[str]:
+        return [str(p) for p in self._get(f"/repository/commits/{commit}").get("parent_ids") or []]
 
     def _status(self, head: str) -> dict[str, Any] | None:
         """The newest commit status of the bot's name on ``head``, if any."""
@@ -338,39 +369,3 @@ class ProjectApi:
 
     def add_labels(self, number: int, names: list[str]) -> None:
         self._send("PUT", self._mr(number), {"add_labels": ",".join(names)})
-
-
-def _diff_line(diff: FileDiff, number: int, side: str) -> DiffLine | None:
-    """The diff's line ``number`` of the new version (RIGHT), or a removed line of the
-    old one (LEFT)."""
-    return next((line for line, _, _ in _positioned(diff, number, side)), None)
-
-
-def _positioned(diff: FileDiff, number: int, side: str) -> Iterator[tuple[DiffLine, int, int]]:
-    """The diff's line ``number`` of ``side`` with GitLab's old and new positions of it
-    (an added line's old position is the old line it comes before)."""
-    for hunk in diff.hunks:
-        old_pos, new_pos = hunk.old_start, hunk.new_start
-        for line in hunk.lines:
-            if side == "LEFT":
-                if line.kind is LineKind.REMOVED and line.old_no == number:
-                    yield line, old_pos, new_pos
-            elif line.kind is not LineKind.REMOVED and line.new_no == number:
-                yield line, old_pos, new_pos
-            old_pos += 0 if line.kind is LineKind.ADDED else 1
-            new_pos += 0 if line.kind is LineKind.REMOVED else 1
-
-
-def _line_range(diff: FileDiff, comment: InlineComment) -> dict[str, Any] | None:
-    """A multi-line comment's ``line_range`` (its first and last lines, both in the
-    diff), or None for one line, or a first line the diff does not show."""
-    if comment.start_line is None or comment.start_line >= comment.line:
-        return None
-    first = next(_positioned(diff, comment.start_line, comment.side), None)
-    last = next(_positioned(diff, comment.line, comment.side), None)
-    if first is None or last is None:
-        return None
-    return {
-        "start": records.range_end(diff.path, *first),
-        "end": records.range_end(diff.path, *last),
-    }

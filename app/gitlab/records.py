@@ -9,7 +9,6 @@ project's numeric id.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import Any
 from urllib.parse import urlsplit
@@ -17,7 +16,6 @@ from urllib.parse import urlsplit
 from pydantic import SecretStr
 
 from app.diff.assemble import file_diff
-from app.diff.parse import DiffLine, LineKind
 from app.forge.models import (
     Author,
     ChangedFile,
@@ -241,42 +239,3 @@ def inline_body(posted: InlineComment, head: str) -> str:
         info = f"suggestion:-{above}+0" if above <= MAX_SUGGESTION_ABOVE else ""
         body = SUGGESTION_FENCE.sub(lambda m: f"{m.group(1)}{info}", body, 1)
     return f"{body}\n\n{review_tag(head)}"
-
-
-def line_code(path: str, old_pos: int, new_pos: int) -> str:
-    """GitLab's code of a diff line: the path's SHA-1 and the line's old and new
-    positions (an added line's old position is the old line it comes before)."""
-    return f"{hashlib.sha1(path.encode()).hexdigest()}_{old_pos}_{new_pos}"
-
-
-def range_end(path: str, line: DiffLine, old_pos: int, new_pos: int) -> dict[str, Any]:
-    """One end of a diff discussion's ``line_range``."""
-    end: dict[str, Any] = {"line_code": line_code(path, old_pos, new_pos)}
-    if line.kind is LineKind.ADDED:
-        end["type"] = "new"
-    if line.kind is not LineKind.ADDED:
-        end["old_line"] = line.old_no
-    if line.kind is not LineKind.REMOVED:
-        end["new_line"] = line.new_no
-    return end
-
-
-def position(
-    path: str, old_path: str, refs: dict[str, Any], old_line: int | None, new_line: int | None
-) -> dict[str, Any]:
-    """The ``position`` of a diff discussion: ``new_line`` alone for an added line,
-    ``old_line`` alone for a removed one, both for a line the diff shows unchanged (as
-    GitLab wants them). ``refs``: the MR's ``diff_refs``."""
-    data: dict[str, Any] = {
-        "position_type": "text",
-        "base_sha": refs.get("base_sha"),
-        "start_sha": refs.get("start_sha"),
-        "head_sha": refs.get("head_sha"),
-        "new_path": path,
-        "old_path": old_path,
-    }
-    if old_line is not None:
-        data["old_line"] = old_line
-    if new_line is not None:
-        data["new_line"] = new_line
-    return data

@@ -62,6 +62,9 @@ class MergeRequest:
     # GitLab prepares an MR after it is opened: until then (this many reads of it) its
     # prepared_at and diff_refs are null and its diffs are empty (gitlab-org/gitlab#386562)
     unprepared_reads: int = 0
+    # the MR's pipelines, oldest first: {"id", "sha", "ref", "source"}; the last is its
+    # head pipeline (a merge-request pipeline's ref is refs/merge-requests/<iid>/head)
+    pipelines: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -78,6 +81,7 @@ class FakeGitLab:
     awards: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # by note id
     statuses: list[dict[str, Any]] = field(default_factory=list)  # each accepted post
     status_records: list[dict[str, Any]] = field(default_factory=list)  # as GitLab has them
+    external_pipelines: list[dict[str, Any]] = field(default_factory=list)  # for statuses
     labels: list[str] = field(default_factory=list)
     members: dict[str, int] = field(default_factory=dict)  # username -> access level
     requests: list[tuple[str, str]] = field(default_factory=list)
@@ -208,6 +212,9 @@ class FakeGitLab:
             "sha": mr.head,
             "diff_refs": self._diff_refs(mr) if prepared else None,
             "prepared_at": "2026-12-05T06:00:00.000Z" if prepared else None,
+            "head_pipeline": mr.pipelines[-1] if mr.pipelines else None,
+            "source_project_id": self.project_id,
+            "target_project_id": self.project_id,
             "web_url": f"{self.base_url}/{self.path}/-/merge_requests/{mr.iid}",
         }
 
@@ -347,6 +354,9 @@ class FakeGitLab:
         }
 
     def _repository(self, sub: str, q: dict[str, str], query: dict[str, list[str]]) -> Reply:
+        if m := re.fullmatch(r"/repository/commits/([0-9a-f]{40})", sub):
+            parents = self.git("rev-list", "--parents", "-n1", m.group(1)).decode().split()[1:]
+            return _json(200, {"id": m.group(1), "parent_ids": parents})
         if m := re.fullmatch(r"/repository/commits/([0-9a-f]{40})/statuses", sub):
             found = [
                 s
@@ -411,11 +421,17 @@ class FakeGitLab:
         if len(str(data.get("description") or "")) > 255:
             return self._refuse("POST", "/statuses", "description is too long")
         name, state = data.get("name") or "default", data["state"]
+        pipeline = self._status_pipeline(sha, data)
+        if pipeline is None:
+            return _json(404, {"message": "404 Pipeline Not Found"})
         live = next(
             (
                 s
                 for s in reversed(self.status_records)
-                if s["sha"] == sha and s["name"] == name and s["status"] in {"pending", "running"}
+                if s["sha"] == sha
+                and s["name"] == name
+                and s["pipeline_id"] == pipeline["id"]
+                and s["status"] in {"pending", "running"}
             ),
             None,
         )
@@ -427,11 +443,39 @@ class FakeGitLab:
                 400, {"message": f"Cannot transition status via :{event} from :{live['status']}"}
             )
         if live is None:
-            live = {"id": self._next_id(), "sha": sha, "name": name}
+            live = {"id": self._next_id(), "sha": sha, "name": name, "pipeline_id": pipeline["id"]}
             self.status_records.append(live)
         live.update(status=state, description=data.get("description"))
         self.statuses.append(dict(live))
         return _json(201, live)
+
+    def _status_pipeline(self, sha: str, data: dict[str, Any]) -> dict[str, Any] | None:
+        """The pipeline a status joins, as GitLab picks it: ``pipeline_id``'s (None when
+        there is no such pipeline on ``sha``), else the newest on ``sha`` and ``ref`` (the
+        ref defaults to the default branch), else a new external pipeline of its own,
+        which gates no merge-request pipeline."""
+        every = [p for mr in self.mrs.values() for p in mr.pipelines] + self.external_pipelines
+        if data.get("pipeline_id") is not None:
+            wanted = int(data["pipeline_id"])
+            return next((p for p in every if p["id"] == wanted and p["sha"] == sha), None)
+        ref = data.get("ref") or "main"
+        found = [p for p in every if p["sha"] == sha and p["ref"] == ref]
+        if found:
+            return max(found, key=lambda p: int(p["id"]))
+        made = {"id": self._next_id(), "sha": sha, "ref": ref, "source": "external"}
+        self.external_pipelines.append(made)
+        return made
+
+    def merge_blocked(self, iid: int) -> bool:
+        """Whether GitLab's "pipelines must succeed" blocks the MR: a status that is not
+        success in its head pipeline."""
+        mr = self.mrs[iid]
+        if not mr.pipelines:
+            return False
+        head = mr.pipelines[-1]["id"]
+        return any(
+            s["status"] != "success" for s in self.status_records if s["pipeline_id"] == head
+        )
 
     def _merge_request(
         self, method: str, mr: MergeRequest, sub: str, q: dict[str, str], data: dict[str, Any]

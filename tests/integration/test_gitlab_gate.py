@@ -31,7 +31,8 @@ def test_a_status_left_running_by_a_dead_attempt_is_taken_over(
     gated: Runtime, gitlab: FakeGitLab
 ) -> None:
     head = gitlab.mrs[7].head
-    gitlab._status(head, {"state": "running", "name": "reviewbot"})  # the dead attempt's
+    # the dead attempt's, on the MR's branch as the bot sets it without an MR pipeline
+    gitlab._status(head, {"state": "running", "name": "reviewbot", "ref": "coupons"})
     repo = repo_key(gitlab.base_url, GITLAB_PROJECT)
     assert review_pull_request(gated, repo, GITLAB_PROJECT_ID, 7) == "posted"
     assert states(gitlab) == ["running", "failed"]  # no second "running": GitLab refuses it
@@ -62,3 +63,25 @@ def test_a_review_whose_answer_was_lost_sets_the_gate_on_the_retry(
     assert review_pull_request(gated, repo, GITLAB_PROJECT_ID, 7) == "reconciled"
     assert len(gitlab.summaries(7)) == 1
     assert states(gitlab)[-1] == "failed"  # a minor finding (at least) is open
+
+
+@pytest.mark.parametrize("kind", ["merge request pipeline", "merged results pipeline"])
+def test_the_gate_lands_in_the_merge_requests_head_pipeline_and_blocks_it(
+    gated: Runtime, gitlab: FakeGitLab, kind: str
+) -> None:
+    """With a merge-request pipeline (on the head) or a merged-results one (on the merge
+    of the head into the target), a status posted with no pipeline would land in a
+    pipeline of its own and gate nothing: it is set in the MR's head pipeline."""
+    mr = gitlab.mrs[7]
+    sha = mr.head
+    if kind == "merged results pipeline":
+        gitlab.repo.git("checkout", "-q", "-b", "merge-ref", mr.base)
+        gitlab.repo.git("merge", "-q", "--no-ff", "-m", "Merge", mr.head)
+        sha = gitlab.repo.git("rev-parse", "HEAD").decode().strip()
+        gitlab.repo.git("checkout", "-q", "main")
+    mr.pipelines = [{"id": 555, "sha": sha, "ref": "refs/merge-requests/7/head", "source": "mr"}]
+    repo = repo_key(gitlab.base_url, GITLAB_PROJECT)
+    assert review_pull_request(gated, repo, GITLAB_PROJECT_ID, 7) == "posted"
+    assert {(s["pipeline_id"], s["sha"]) for s in gitlab.statuses} == {(555, sha)}
+    assert gitlab.status_records[-1]["status"] == "failed"
+    assert gitlab.merge_blocked(7)  # a minor finding is open under gate = "minor"

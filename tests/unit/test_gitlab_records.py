@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from app.diff.parse import FileStatus, parse_diff
 from app.forge.models import InlineComment
-from app.gitlab import records
+from app.gitlab import positions, records
 
 REFS = {"base_sha": "b" * 40, "start_sha": "s" * 40, "head_sha": "e" * 40}
 
@@ -100,9 +100,9 @@ def test_a_multi_line_suggestion_gets_gitlabs_range_and_the_review_tag() -> None
 
 
 def test_positions_name_the_lines_as_gitlab_wants_them() -> None:
-    added = records.position("a.py", "a.py", REFS, None, 5)
+    added = positions.position("a.py", "a.py", REFS, None, 5)
     assert "old_line" not in added and added["new_line"] == 5 and added["head_sha"] == "e" * 40
-    context = records.position("b.py", "old.py", REFS, 3, 4)
+    context = positions.position("b.py", "old.py", REFS, 3, 4)
     assert (context["old_line"], context["new_line"], context["old_path"]) == (3, 4, "old.py")
 
 
