@@ -118,6 +118,7 @@ class Settings(BaseSettings):
     gitlab_webhook_secret: Annotated[
         SecretStr | None, Field(validation_alias=_env("GITLAB_WEBHOOK_SECRET"))
     ] = None
+    ca_bundle: Path | None = None  # PEM of CAs trusted beside the public ones (a private CA)
 
     # admin
     admin_token: Annotated[
@@ -201,8 +202,7 @@ class Settings(BaseSettings):
     max_review_calls: int = Field(default=4, ge=1, le=20)  # model calls for one large PR
     # PRs by these authors are not reviewed unless asked (`/review`); `*` matches anything
     review_ignore_authors: Annotated[tuple[str, ...], NoDecode] = DEFAULT_IGNORED_AUTHORS
-    # model tokens (prompt and completion) an installation may use a day (UTC), and one
-    # PR in all; unset: no budget
+    # model tokens an installation may use a day (UTC), and one PR in all; unset: no budget
     budget_tokens_per_day: int | None = Field(default=None, ge=0)
     budget_tokens_per_pr: int | None = Field(default=None, ge=0)
     # `/ask` and replies to the bot's inline comments: answers per PR per hour (0: none)

@@ -22,13 +22,17 @@ from app.git import LocalRepo
 from app.github.client import TIMEOUT, RepoApi, SharedTransport, retry_decision
 from app.github.urls import permalinks, web_url
 from app.gitlab.host import GitLabHost
+from app.tls import git_ca_file, ssl_context
 
 
 class GitHubTokenHost:
     """``CodeHost`` for GitHub with one token (``GITHUB_TOKEN``: the Actions token or a
     personal one) instead of the App's installations."""
 
-    def __init__(self, api_url: str, token: SecretStr, local: LocalRepo | None) -> None:
+    def __init__(
+        self, settings: Settings, api_url: str, token: SecretStr, local: LocalRepo | None
+    ) -> None:
+        self.settings = settings
         self.api_url = api_url
         self.token = token
         self.local = local
@@ -42,7 +46,8 @@ class GitHubTokenHost:
                 timeout=TIMEOUT,
                 http_cache=False,
                 auto_retry=retry_decision,
-                transport=SharedTransport(),  # no idle connection kept, as the App's
+                # no idle connection kept, as the App's; a private CA trusted
+                transport=SharedTransport(ssl_context(self.settings)),
             )
         return self._gh
 
@@ -65,7 +70,10 @@ class GitHubTokenHost:
         back_to: datetime | None,
     ) -> tuple[LocalRepo, str]:
         git_url = web_url(self.api_url)
-        return fetch_branch(git_url, repo, branch, self.token, into, days=days, back_to=back_to)
+        ca_file = git_ca_file(self.settings)
+        return fetch_branch(
+            git_url, repo, branch, self.token, into, days=days, back_to=back_to, ca_file=ca_file
+        )
 
 
 class GitLabTokenHost:
@@ -106,7 +114,7 @@ def token_host(settings: Settings, target: PullTarget, local: LocalRepo | None) 
                 "GITHUB_TOKEN is not set: give a token that can read the repository and"
                 " write pull requests (in Actions: `GITHUB_TOKEN: ${{ github.token }}`)"
             )
-        return GitHubTokenHost(target.host_url, settings.github_token, local)
+        return GitHubTokenHost(settings, target.host_url, settings.github_token, local)
     if settings.gitlab_token is None and not settings.gitlab_tokens:
         raise ConfigError(
             "GITLAB_TOKEN is not set: give a project access token with the api scope and"

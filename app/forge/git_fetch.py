@@ -32,13 +32,14 @@ def fetch_branch(
     days: float,
     back_to: datetime | None = None,
     user: str = "x-access-token",
+    ca_file: Path | None = None,
 ) -> tuple[LocalRepo, str]:
     """Fetch ``branch`` of ``repo`` into the bare clone at ``clone`` (made if missing)
     with commits of the last ``days`` days, or since ``back_to`` if that is older.
     Returns the clone and the branch's head commit. ``GitError`` on failure, naming
     the repository and git's last words, never the token. ``user`` is the HTTP Basic
     user name the host wants with a token (GitHub's ``x-access-token``, GitLab's
-    ``oauth2``)."""
+    ``oauth2``). ``ca_file``: the CAs git verifies TLS with (``app/tls.py``)."""
     if not (clone / "HEAD").is_file():
         clone.mkdir(parents=True, exist_ok=True)
         run_git(clone, "init", "--quiet", "--bare")
@@ -53,6 +54,8 @@ def fetch_branch(
         "GIT_CONFIG_KEY_0": "http.extraHeader",
         "GIT_CONFIG_VALUE_0": f"Authorization: Basic {credentials.decode()}",
     }
+    if ca_file is not None:
+        env["GIT_SSL_CAINFO"] = str(ca_file)
     try:
         run_git(
             clone,

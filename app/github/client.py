@@ -7,6 +7,7 @@ Every call has a timeout; one client is kept per installation.
 
 from __future__ import annotations
 
+import ssl
 from typing import IO, Any
 from urllib.parse import quote
 
@@ -32,6 +33,7 @@ from app.forge.models import (
 from app.forge.protocol import CommentsRefused, ForgeError
 from app.github import records
 from app.indexing.archive import ArchiveTooLarge
+from app.tls import ssl_context
 
 TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 CHUNK_BYTES = 64 * 1024
@@ -107,8 +109,8 @@ class SharedTransport(httpx.HTTPTransport):
     clients: closing one leaves it open. Connections are not kept alive between requests
     (as before), so no idle socket outlives a request; the pool is thread-safe."""
 
-    def __init__(self) -> None:
-        super().__init__(limits=httpx.Limits(max_keepalive_connections=0))
+    def __init__(self, verify: ssl.SSLContext | bool = True) -> None:
+        super().__init__(verify=verify, limits=httpx.Limits(max_keepalive_connections=0))
 
     def close(self) -> None:
         """Left open for the next request; the process's exit closes the sockets."""
@@ -129,7 +131,7 @@ class GitHubApp:
 
         # installation tokens (until shortly before expiry) and App JWTs, of this key only
         self._tokens = MemCacheStrategy()
-        self._transport = SharedTransport()
+        self._transport = SharedTransport(ssl_context(settings))
         self._clients: dict[int, GitHub[Any]] = {}
         self._app_client: GitHub[Any] | None = None
 

@@ -14,6 +14,7 @@ from app.forge.git_fetch import fetch_branch
 from app.git import LocalRepo
 from app.github.client import GitHubApp, RepoApi
 from app.github.urls import permalinks, web_url
+from app.tls import git_ca_file
 
 
 class GitHubHost:
@@ -48,4 +49,13 @@ class GitHubHost:
     ) -> tuple[LocalRepo, str]:
         token = self.app.installation_token(installation_id)
         git_url = web_url(self.settings.github_api_url)
-        return fetch_branch(git_url, repo, branch, token, into, days=days, back_to=back_to)
+        return fetch_branch(
+            git_url,
+            repo,
+            branch,
+            token,
+            into,
+            days=days,
+            back_to=back_to,
+            ca_file=git_ca_file(self.settings),
+        )

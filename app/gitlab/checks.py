@@ -11,7 +11,9 @@ from pydantic import SecretStr
 
 from app.checks import Check
 from app.config import Settings
+from app.errors import ConfigError
 from app.gitlab.client import GitLabClient, GitLabError
+from app.tls import ssl_context
 
 #: The token scope reviewbot needs: reading repositories and writing MR notes, statuses.
 SCOPE = "api"
@@ -45,7 +47,11 @@ def gitlab_token(settings: Settings, token: SecretStr | None, name: str = "GitLa
             "GITLAB_TOKEN is not set",
             f"make a project, group or personal access token with the {SCOPE} scope",
         )
-    client = GitLabClient(settings.gitlab_url, token, retries=0)
+    try:
+        verify = ssl_context(settings)
+    except ConfigError as exc:
+        return Check(name, False, str(exc), "point REVIEWBOT_CA_BUNDLE at the CA's PEM file")
+    client = GitLabClient(settings.gitlab_url, token, retries=0, verify=verify)
     try:
         user = client.call("GET", "/user").json()
         version = str(client.call("GET", "/version").json().get("version", "?"))

@@ -8,6 +8,7 @@ path, never the token.
 
 from __future__ import annotations
 
+import ssl
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -45,6 +46,7 @@ class GitLabClient:
         retries: int = 3,
         max_wait: float = 10.0,
         transport: httpx.BaseTransport | None = None,
+        verify: ssl.SSLContext | bool = True,
     ) -> None:
         if token is None:
             raise ConfigError("GITLAB_TOKEN must be set to reach GitLab")
@@ -57,6 +59,7 @@ class GitLabClient:
             headers={"PRIVATE-TOKEN": token.get_secret_value()},
             timeout=TIMEOUT,
             transport=transport,
+            verify=verify,
             limits=httpx.Limits(max_keepalive_connections=0),
         )
 
@@ -71,7 +74,7 @@ class GitLabClient:
                     attempt += 1
                     time.sleep(min(2**attempt * 0.25, self.max_wait))
                     continue
-                raise GitLabError(f"GitLab {method} {path} failed: {type(exc).__name__}") from None
+                raise GitLabError(f"GitLab {method} {path} failed: {_reason(exc)}") from None
             status = response.status_code
             if status < 400:
                 return response
@@ -118,3 +121,13 @@ class GitLabClient:
     def username(self) -> str:
         """The token's user: its notes are the bot's own."""
         return str(self.call("GET", "/user").json().get("username") or "")
+
+
+def _reason(exc: httpx.HTTPError) -> str:
+    """Why a request failed, in words; an untrusted certificate names the fix."""
+    if "CERTIFICATE_VERIFY_FAILED" in str(exc):
+        return (
+            "the server's TLS certificate is not trusted (a private CA: set"
+            " REVIEWBOT_CA_BUNDLE to its PEM file)"
+        )
+    return type(exc).__name__

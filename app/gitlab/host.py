@@ -19,6 +19,7 @@ from app.git import LocalRepo
 from app.gitlab.client import GitLabClient
 from app.gitlab.project import ProjectApi
 from app.gitlab.records import project_path, token_for
+from app.tls import git_ca_file, ssl_context
 
 
 class GitLabHost:
@@ -46,7 +47,9 @@ class GitLabHost:
         with self._lock:
             key = token.get_secret_value()
             if key not in self._clients:
-                self._clients[key] = GitLabClient(self.url, token)
+                self._clients[key] = GitLabClient(
+                    self.url, token, verify=ssl_context(self.settings)
+                )
             return self._clients[key]
 
     def repository(self, installation_id: int, repo: str) -> ProjectApi:
@@ -75,6 +78,15 @@ class GitLabHost:
     ) -> tuple[LocalRepo, str]:
         path = project_path(self.url, repo)
         token = self._token(path)
+        ca_file = git_ca_file(self.settings)
         return fetch_branch(
-            self.url, path, branch, token, into, days=days, back_to=back_to, user="oauth2"
+            self.url,
+            path,
+            branch,
+            token,
+            into,
+            days=days,
+            back_to=back_to,
+            user="oauth2",
+            ca_file=ca_file,
         )

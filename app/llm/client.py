@@ -13,6 +13,7 @@ import openai
 from app.config import ModelRole, Settings
 from app.errors import ConfigError
 from app.llm.pacing import MIN_ATTEMPT_SECONDS, Deadline, within
+from app.tls import ssl_context
 
 #: The openai client insists on a key; local endpoints (vLLM, Ollama) ignore it.
 NO_KEY = "no-key-configured"
@@ -34,13 +35,22 @@ def make_openai_client(settings: Settings, role: ModelRole) -> openai.OpenAI:
             api_key=key,
             timeout=settings.llm_timeout_seconds,
             max_retries=settings.llm_max_retries,
+            http_client=_http_client(settings),
         )
     return openai.OpenAI(
         api_key=key,
         base_url=found.base_url,
         timeout=settings.llm_timeout_seconds,
         max_retries=settings.llm_max_retries,
+        http_client=_http_client(settings),
     )
+
+
+def _http_client(settings: Settings) -> openai.DefaultHttpxClient | None:
+    """The openai client's own (None), unless a private CA is to be trusted."""
+    if settings.ca_bundle is None:
+        return None
+    return openai.DefaultHttpxClient(verify=ssl_context(settings))
 
 
 #: An attempt's timeout when the client's is not a number (an ``httpx.Timeout``).

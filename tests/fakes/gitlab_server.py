@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import ssl
 import subprocess
 import threading
 import uuid
@@ -577,10 +578,11 @@ def _json(status: int, data: Any) -> Reply:
 
 @contextmanager
 def running_fake_gitlab(
-    repo: GitRepo, path: str, project_id: int, token: str
+    repo: GitRepo, path: str, project_id: int, token: str, tls: ssl.SSLContext | None = None
 ) -> Iterator[FakeGitLab]:
+    """The fake GitLab on 127.0.0.1; over TLS with ``tls`` (a server context)."""
     fake = FakeGitLab(repo=repo, path=path, project_id=project_id, token=token)
-    with serving_fake(fake) as base:
+    with serving_fake(fake, tls) as base:
         fake.base_url = base
         yield fake
 

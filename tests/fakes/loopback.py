@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import ssl
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -78,20 +79,26 @@ class FakeHandler(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def serving_fake(fake: Fake) -> Iterator[str]:
-    """Serve ``fake`` on 127.0.0.1; yields its base URL."""
-    with serving(type("Handler", (FakeHandler,), {"fake": fake})) as base:
+def serving_fake(fake: Fake, tls: ssl.SSLContext | None = None) -> Iterator[str]:
+    """Serve ``fake`` on 127.0.0.1 (over TLS with ``tls``); yields its base URL."""
+    with serving(type("Handler", (FakeHandler,), {"fake": fake}), tls) as base:
         yield base
 
 
 @contextmanager
-def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
-    """Yield ``http://127.0.0.1:<port>`` while ``handler`` serves requests there."""
+def serving(
+    handler: type[BaseHTTPRequestHandler], tls: ssl.SSLContext | None = None
+) -> Iterator[str]:
+    """Yield ``http://127.0.0.1:<port>`` (``https://`` with ``tls``, a server context)
+    while ``handler`` serves requests there."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+    scheme = "https" if tls is not None else "http"
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield f"{scheme}://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()
