@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import IO, Any
 from urllib.parse import quote
 
@@ -31,30 +30,21 @@ from app.forge.models import (
 from app.forge.protocol import CommentsRefused
 from app.gitlab import positions, records
 from app.gitlab.client import GitLabClient, GitLabError
+from app.gitlab.statuses import CommitStatuses
 from app.indexing.archive import ArchiveTooLarge
 
 CHUNK_BYTES = 64 * 1024
-#: The check's conclusion as a commit status state (neutral: a review that has nothing
-#: to block on; cancelled: one that failed, never green).
-STATUS_STATES = {
-    "success": "success",
-    "neutral": "success",
-    "failure": "failed",
-    "cancelled": "canceled",
-}
-STATUS_NAME = "reviewbot"
-MAX_DESCRIPTION = 255  # GitLab's limit on a commit status's description
 #: Seconds between reads of a merge request GitLab has not prepared yet (then the job's
 #: own retries wait longer).
 PREPARE_WAITS = (0.5, 1.0, 2.0, 4.0)
 
 
-@dataclass(frozen=True)
-class StatusTarget:
-    """Where the gate's commit status is set: the commit, and its pipeline's fields."""
+#: A note of a review: its text, and its position in the diff (None: the summary).
+Note = tuple[str, dict[str, Any] | None]
 
-    sha: str
-    fields: dict[str, Any]
+
+class DraftsMissing(Exception):
+    """The instance has no Draft Notes API (older GitLab)."""
 
 
 class ProjectApi:
@@ -71,7 +61,7 @@ class ProjectApi:
         self.prepare_waits = tuple(prepare_waits)
         self.path = path
         self.base = f"/projects/{project_id or quote(path, safe='')}"
-        self._statuses: dict[int, StatusTarget] = {}  # status id -> where it was set
+        self.gate = CommitStatuses(self._get, self._send)
 
     def _get(self, path: str, **params: Any) -> Any:
         return self.client.call("GET", self.base + path, params=params or None).json()
@@ -221,18 +211,78 @@ class ProjectApi:
     def create_review(
         self, number: int, commit: str, body: str, comments: list[InlineComment]
     ) -> int:
-        """Post the review of ``commit``: its inline discussions, then its summary note;
-        what an earlier attempt already posted is not posted again."""
+        """Post the review of ``commit`` as GitLab's own reviews are posted: its inline
+        comments and summary as draft notes, published together (one notification), or
+        where the instance has no Draft Notes API, as discussions and a note. What an
+        earlier attempt already published is not posted again."""
         mr = self._get(self._mr(number))
         refs = mr.get("diff_refs") or {}
-        positions = self._positions(number, refs, comments)
-        posted = {
+        places = self._positions(number, refs, comments)
+        summary = self._summary(number, commit)
+        if summary is not None:  # published by an attempt that died after
+            return summary
+        published = {
             (c.path, c.line, c.body) for c in self.review_comments(number) if c.commit == commit
         }
+        notes: list[Note] = [
+            (text, place)
+            for comment, place in zip(comments, places, strict=True)
+            if (comment.path, comment.line, text := records.inline_body(comment, commit))
+            not in published
+        ]
+        notes.append((f"{body}\n\n{records.review_tag(commit)}", None))
+        try:
+            self._publish_drafts(number, notes)
+        except DraftsMissing:
+            self._post_one_by_one(number, notes)
+        found = self._summary(number, commit)
+        if found is None:
+            raise GitLabError(f"the summary of the review of {commit[:12]} was not published")
+        return found
+
+    def _summary(self, number: int, commit: str) -> int | None:
+        for note in self._notes(number):
+            if records.summary_head(note) == commit:
+                return int(note["id"])
+        return None
+
+    def _publish_drafts(self, number: int, notes: list[Note]) -> None:
+        """Each note as a draft, then all published at once; a refused position leaves no
+        draft (``CommentsRefused``). Drafts a dead attempt left (the bot's drafts are its
+        reviews' alone) are dropped first. ``DraftsMissing`` without the Draft Notes API."""
+        drafts = self._mr(number) + "/draft_notes"
+        try:
+            stale = [int(d["id"]) for d in self.client.paginate(self.base + drafts)]
+        except GitLabError as exc:
+            if exc.status == 404:
+                raise DraftsMissing from None
+            raise
+        self._drop(drafts, stale)
+        made: list[int] = []
+        try:
+            for text, place in notes:
+                data: dict[str, Any] = {"note": text}
+                if place is not None:
+                    data["position"] = place
+                made.append(int(self._send("POST", drafts, data)["id"]))
+        except GitLabError as exc:
+            if exc.status != 400:
+                raise
+            self._drop(drafts, made)
+            raise CommentsRefused(str(exc), exc.status) from None
+        self.client.call("POST", f"{self.base}{drafts}/bulk_publish")
+
+    def _drop(self, drafts: str, ids: list[int]) -> None:
+        for draft in ids:
+            self.client.call("DELETE", f"{self.base}{drafts}/{draft}")
+
+    def _post_one_by_one(self, number: int, notes: list[Note]) -> None:
+        """Each inline note as a diff discussion, then the summary as a note: all or
+        none of the discussions (``CommentsRefused``)."""
         made: list[tuple[str, int]] = []
-        for comment, place in zip(comments, positions, strict=True):
-            text = records.inline_body(comment, commit)
-            if (comment.path, comment.line, text) in posted:
+        for text, place in notes:
+            if place is None:
+                self._send("POST", self._mr(number) + "/notes", {"body": text})
                 continue
             try:
                 made.append(self._discuss(number, text, place))
@@ -241,11 +291,6 @@ class ProjectApi:
                     raise
                 self._withdraw(number, made)
                 raise CommentsRefused(str(exc), exc.status) from None
-        for note in self._notes(number):
-            if records.summary_head(note) == commit:  # posted by an attempt that died after
-                return int(note["id"])
-        summary = f"{body}\n\n{records.review_tag(commit)}"
-        return int(self._send("POST", self._mr(number) + "/notes", {"body": summary})["id"])
 
     def _positions(
         self, number: int, refs: dict[str, Any], comments: list[InlineComment]
@@ -287,53 +332,10 @@ class ProjectApi:
             )
 
     def start_check(self, number: int, head: str) -> int:
-        """``running`` in the merge request's pipeline, unless it already is (an attempt
-        that did not live to finish it): GitLab refuses a transition from a state to
-        itself."""
-        target = self._status_target(number, head)
-        current = self._status(target.sha)
-        if current is not None and current.get("status") == "running":
-            status_id = int(current["id"])
-        else:
-            data = {"state": "running", "name": STATUS_NAME, "description": "Reviewing"}
-            sent = self._send("POST", f"/statuses/{target.sha}", {**data, **target.fields})
-            status_id = int(sent["id"])
-        self._statuses[status_id] = target
-        return status_id
+        return self.gate.start(number, head)
 
     def finish_check(self, check_id: int, conclusion: str, title: str, summary: str) -> None:
-        target = self._statuses.pop(check_id)
-        state = STATUS_STATES.get(conclusion, "failed")
-        current = self._status(target.sha)
-        if current is not None and current.get("status") == state:
-            return  # already where it should be: set by an earlier attempt
-        data = {"state": state, "name": STATUS_NAME, "description": title[:MAX_DESCRIPTION]}
-        self._send("POST", f"/statuses/{target.sha}", {**data, **target.fields})
-
-    def _status_target(self, number: int, head: str) -> StatusTarget:
-        """Where the gate's status goes so that it gates the merge: the MR's head pipeline
-        when it runs on ``head`` (a merge-request pipeline) or on the merge of ``head``
-        (merged results, merge trains), else ``head`` on its branch (branch pipelines;
-        a fork's branch is not in this project, so then no ref)."""
-        mr = self._get(self._mr(number))
-        fields: dict[str, Any] = {"target_url": mr["web_url"]} if mr.get("web_url") else {}
-        pipeline = mr.get("head_pipeline") or {}
-        sha = str(pipeline.get("sha") or "")
-        if pipeline.get("id") and sha and (sha == head or head in self._parents(sha)):
-            fields |= {"pipeline_id": int(pipeline["id"]), "ref": pipeline.get("ref")}
-            return StatusTarget(sha, fields)
-        if mr.get("source_project_id") in (None, mr.get("target_project_id")):
-            fields["ref"] = mr.get("source_branch")
-        return StatusTarget(head, {k: v for k, v in fields.items() if v is not None})
-
-    def _parents(self, commit: str) -> list[str]:
-        return [str(p) for p in self._get(f"/repository/commits/{commit}").get("parent_ids") or []]
-
-    def _status(self, head: str) -> dict[str, Any] | None:
-        """The newest commit status of the bot's name on ``head``, if any."""
-        found = self._get(f"/repository/commits/{head}/statuses", name=STATUS_NAME)
-        mine = [s for s in found if isinstance(s, dict) and s.get("name") == STATUS_NAME]
-        return max(mine, key=lambda s: int(s.get("id") or 0), default=None)
+        self.gate.finish(check_id, conclusion, title)
 
     def comment(self, number: int, body: str) -> int:
         return int(self._send("POST", self._mr(number) + "/notes", {"body": body})["id"])

@@ -90,6 +90,12 @@ class FakeGitLab:
     # set: diff discussions past this many are refused as GitLab refuses a position it
     # finds no line code for (its diff of the MR moved on meanwhile)
     refuse_discussions_after: int | None = None
+    # draft notes (GitLab's Draft Notes API): the bot's unpublished notes, and whether the
+    # instance has the API (older ones answer 404); each publish, note or discussion made
+    # at once sends the MR's participants one notification
+    drafts: list[dict[str, Any]] = field(default_factory=list)
+    drafts_supported: bool = True
+    notifications: int = 0
     webhook_url: str = ""
     webhook_secret: str = ""
     base_url: str = ""
@@ -503,7 +509,10 @@ class FakeGitLab:
         if sub == "/notes" and method == "POST":
             if not isinstance(data.get("body"), str) or not data["body"]:
                 return self._refuse(method, "/notes", "body is missing")
+            self.notifications += 1
             return _json(201, _public(self._note(mr.iid, data["body"], self.bot_username)))
+        if sub.startswith("/draft_notes"):
+            return self._draft_notes(method, mr, sub, q, data)
         if sub == "/discussions" and method == "GET":
             return _json(200, _page(self.discussions(mr.iid), q))
         if sub == "/discussions" and method == "POST":
@@ -514,6 +523,7 @@ class FakeGitLab:
             note = self._note(
                 mr.iid, data.get("body", ""), self.bot_username, discussion=m.group(1)
             )
+            self.notifications += 1
             return _json(201, _public(note))
         if (m := re.fullmatch(r"/discussions/(\w+)/notes/(\d+)", sub)) and method == "DELETE":
             self.notes = [n for n in self.notes if n["id"] != int(m.group(2))]
@@ -548,19 +558,60 @@ class FakeGitLab:
         if not isinstance(data.get("body"), str) or not data["body"]:
             return self._refuse("POST", "/discussions", "body is missing")
         position = data.get("position")
-        if position is not None:
-            required = {"base_sha", "start_sha", "head_sha", "position_type"}
-            if not isinstance(position, dict) or required - set(position):
-                return self._refuse("POST", "/discussions", "position is missing fields")
-            problem = self._position_problem(mr, position)
-            made = sum(1 for n in self.notes if n["position"] and n["_mr"] == mr.iid)
-            if self.refuse_discussions_after is not None and made >= self.refuse_discussions_after:
-                problem = LINE_CODE
-            if problem:
-                return _json(400, {"message": problem})
+        refused = self._refused_position(mr, position, "/discussions")
+        if refused is not None:
+            return refused
+        self.notifications += 1
         note = self._note(mr.iid, data["body"], self.bot_username, position=position)
         found = next(d for d in self.discussions(mr.iid) if d["id"] == note["_discussion"])
         return _json(201, found)
+
+    def _refused_position(self, mr: MergeRequest, position: Any, route: str) -> Reply | None:
+        """GitLab's answer to a note whose ``position`` it refuses, or None."""
+        if position is None:
+            return None
+        required = {"base_sha", "start_sha", "head_sha", "position_type"}
+        if not isinstance(position, dict) or required - set(position):
+            return self._refuse("POST", route, "position is missing fields")
+        problem = self._position_problem(mr, position)
+        made = sum(1 for n in self.notes if n["position"] and n["_mr"] == mr.iid)
+        made += sum(1 for d in self.drafts if d["position"] and d["_mr"] == mr.iid)
+        if self.refuse_discussions_after is not None and made >= self.refuse_discussions_after:
+            problem = LINE_CODE
+        return _json(400, {"message": problem}) if problem else None
+
+    def _draft_notes(
+        self, method: str, mr: MergeRequest, sub: str, q: dict[str, str], data: dict[str, Any]
+    ) -> Reply:
+        """GitLab's Draft Notes API: the bot's drafts on the MR, made, listed, deleted and
+        published together (one notification for all)."""
+        if not self.drafts_supported:
+            return _json(404, {"message": "404 Not found"})
+        mine = [d for d in self.drafts if d["_mr"] == mr.iid]
+        if sub == "/draft_notes" and method == "GET":
+            return _json(200, _page([_public(d) for d in mine], q))
+        if sub == "/draft_notes" and method == "POST":
+            if not isinstance(data.get("note"), str) or not data["note"]:
+                return self._refuse(method, "/draft_notes", "note is missing")
+            position = data.get("position")
+            refused = self._refused_position(mr, position, "/draft_notes")
+            if refused is not None:
+                return refused
+            draft = {"id": self._next_id(), "note": data["note"], "position": position}
+            self.drafts.append({**draft, "_mr": mr.iid})
+            return _json(201, draft)
+        if (m := re.fullmatch(r"/draft_notes/(\d+)", sub)) and method == "DELETE":
+            if not any(d["id"] == int(m.group(1)) for d in mine):
+                return _json(404, {"message": "404 Not found"})
+            self.drafts = [d for d in self.drafts if d["id"] != int(m.group(1))]
+            return 204, {}, b""
+        if sub == "/draft_notes/bulk_publish" and method == "POST":
+            for draft in mine:
+                self._note(mr.iid, draft["note"], self.bot_username, position=draft["position"])
+            self.drafts = [d for d in self.drafts if d["_mr"] != mr.iid]
+            self.notifications += 1 if mine else 0
+            return 204, {}, b""
+        return _json(404, {"message": "404 Not found"})
 
 
 def _public(note: dict[str, Any]) -> dict[str, Any]:

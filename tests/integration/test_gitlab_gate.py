@@ -53,10 +53,10 @@ def test_a_review_that_failed_is_never_green(
 def test_a_review_whose_answer_was_lost_sets_the_gate_on_the_retry(
     gated: Runtime, gitlab: FakeGitLab
 ) -> None:
-    """The summary note is stored but its answer is lost: the attempt fails (its status
+    """The review is published but the answer is lost: the attempt fails (its status
     canceled, not green); the retry finds the review and fails the gate for its finding."""
     repo = repo_key(gitlab.base_url, GITLAB_PROJECT)
-    gitlab.fail_next("POST", "/merge_requests/7/notes", [502], apply=True)
+    gitlab.fail_next("POST", "/merge_requests/7/draft_notes/bulk_publish", [502], apply=True)
     with pytest.raises(Exception, match="502"):
         review_pull_request(gated, repo, GITLAB_PROJECT_ID, 7)
     assert len(gitlab.summaries(7)) == 1 and states(gitlab)[-1] == "canceled"
