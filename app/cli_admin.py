@@ -201,7 +201,7 @@ def doctor(
     if server and (settings.github_app_configured or settings.github_webhook_secret):
         hosts += github_checks(settings)
     if server and gitlab_wanted(settings):
-        hosts += gitlab_checks(settings)
+        hosts += gitlab_checks(settings, _gitlab_projects(settings))
     if not server and not as_json:
         out.print(NO_HOST_NOTE, markup=False)
     try:
@@ -219,6 +219,24 @@ def doctor(
             out.print(check.line(), markup=False)
     if not all(c.ok for c in checks):
         raise typer.Exit(1)
+
+
+def _gitlab_projects(settings: Settings, most: int = 20) -> list[str]:
+    """The paths of the GitLab projects the database knows (on ``GITLAB_URL``), for
+    doctor's per-project checks; none when the database cannot be read."""
+    from sqlalchemy.exc import DBAPIError
+
+    from app.db.engine import open_database
+    from app.db.queries.repositories import known_repositories
+    from app.gitlab.records import instance_name, project_path
+
+    prefix = instance_name(settings.gitlab_url) + "/"
+    try:
+        with open_database(settings, migrate=False) as opened, opened.engine.connect() as conn:
+            names = known_repositories(conn, limit=10_000)
+    except (ReviewbotError, DBAPIError):  # no database, or one not yet migrated
+        return []
+    return [project_path(settings.gitlab_url, n) for n in names if n.startswith(prefix)][:most]
 
 
 def healthcheck(

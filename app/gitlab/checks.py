@@ -4,8 +4,10 @@ to merge requests, the instance is new enough, and the webhook secret is set."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
+from typing import Any
+from urllib.parse import quote
 
 from pydantic import SecretStr
 
@@ -13,12 +15,21 @@ from app.checks import Check
 from app.config import Settings
 from app.errors import ConfigError
 from app.gitlab.client import GitLabClient, GitLabError
+from app.gitlab.records import token_for
 from app.tls import ssl_context
 
 #: The token scope reviewbot needs: reading repositories and writing MR notes, statuses.
 SCOPE = "api"
 #: The oldest GitLab reviewbot supports: merge requests' ``/diffs`` API came in 15.7.
 MIN_VERSION = (15, 7)
+DEVELOPER = 30
+ROLES = {0: "none", 5: "Minimal access", 10: "Guest", 15: "Planner", 20: "Reporter"}
+#: The webhook's triggers the bot needs, by the hook's field.
+HOOK_EVENTS = {
+    "merge_requests_events": "merge request events",
+    "note_events": "comments",
+    "push_events": "push events",
+}
 
 
 def gitlab_wanted(settings: Settings) -> bool:
@@ -26,8 +37,10 @@ def gitlab_wanted(settings: Settings) -> bool:
     return bool(settings.gitlab_token or settings.gitlab_tokens or settings.gitlab_webhook_secret)
 
 
-def gitlab_checks(settings: Settings) -> list[Callable[[], Check]]:
-    """The checks ``run_checks`` runs for GitLab, in order: each token, then webhooks."""
+def gitlab_checks(settings: Settings, projects: Sequence[str] = ()) -> list[Callable[[], Check]]:
+    """The checks ``run_checks`` runs for GitLab, in order: each token, the webhook
+    secret, then each project (``projects``, and the paths of ``GITLAB_TOKENS`` that are
+    projects): the token's role there and the project's webhook."""
     tokens: list[tuple[str, SecretStr | None]] = [
         (f"GitLab ({path})", token) for path, token in settings.gitlab_tokens.items()
     ]
@@ -36,7 +49,12 @@ def gitlab_checks(settings: Settings) -> list[Callable[[], Check]]:
     checks: list[Callable[[], Check]] = [
         partial(gitlab_token, settings, token, name) for name, token in tokens
     ]
-    return [*checks, lambda: gitlab_webhooks(settings)]
+    paths = list(dict.fromkeys([*projects, *settings.gitlab_tokens]))
+    return [
+        *checks,
+        lambda: gitlab_webhooks(settings),
+        *(partial(gitlab_project, settings, path) for path in paths),
+    ]
 
 
 def gitlab_token(settings: Settings, token: SecretStr | None, name: str = "GitLab") -> Check:
@@ -111,3 +129,69 @@ def gitlab_webhooks(settings: Settings) -> Check:
             "set it to the webhook's secret token (Settings > Webhooks)",
         )
     return Check("GitLab webhooks", True, "secret token set; POST /webhooks/gitlab")
+
+
+def gitlab_project(settings: Settings, path: str) -> Check:
+    """The token's role on project ``path`` (Developer at least: notes, statuses) and its
+    webhook to reviewbot (there, with the events the bot needs, not disabled by GitLab
+    after failed deliveries). A group path (of ``GITLAB_TOKENS``) is not a project."""
+    name = f"GitLab project {path}"
+    token = token_for(path, settings.gitlab_tokens, settings.gitlab_token)
+    if token is None:
+        return Check(name, False, "no token for it", "set GITLAB_TOKEN or GITLAB_TOKENS")
+    client = GitLabClient(settings.gitlab_url, token, retries=0, verify=ssl_context(settings))
+    try:
+        project = client.call("GET", f"/projects/{quote(path, safe='')}").json()
+        access = project.get("permissions") or {}
+        level = max(
+            int((access.get(kind) or {}).get("access_level") or 0)
+            for kind in ("project_access", "group_access")
+        )
+        if level < DEVELOPER:
+            role = ROLES.get(level, f"access level {level}")
+            return Check(
+                name,
+                False,
+                f"the token's role is {role}: it cannot comment or set statuses",
+                "give the token's user the Developer role (or higher) on the project",
+            )
+        return _webhook(client, name, project)
+    except GitLabError as exc:
+        if exc.status == 404:
+            return Check(name, True, "not a project the token sees (a group's path?): skipped")
+        return Check(name, False, str(exc), "check the token and the project's path")
+
+
+def _webhook(client: GitLabClient, name: str, project: dict[str, Any]) -> Check:
+    try:
+        hooks = client.call("GET", f"/projects/{project['id']}/hooks").json()
+    except GitLabError as exc:
+        if exc.status == 403:  # listing hooks needs Maintainer
+            return Check(name, True, "role ok; its webhooks need Maintainer to read: not checked")
+        raise
+    ours = [h for h in hooks if str(h.get("url", "")).rstrip("/").endswith("/webhooks/gitlab")]
+    if not ours:
+        return Check(
+            name,
+            False,
+            "no webhook to reviewbot (a URL ending /webhooks/gitlab)",
+            "add one (README, Set up on GitLab), or on the project's group",
+        )
+    hook = ours[0]
+    missing = [label for key, label in HOOK_EVENTS.items() if not hook.get(key)]
+    if hook.get("alert_status") in {"disabled", "temporarily_disabled"}:
+        return Check(
+            name,
+            False,
+            f"GitLab has {hook['alert_status'].replace('_', ' ')} the webhook after failed"
+            " deliveries",
+            "fix what failed (reviewbot doctor, the hook's Recent events), then re-enable it",
+        )
+    if missing:
+        return Check(
+            name,
+            False,
+            f"the webhook does not send {', '.join(missing)}",
+            "tick those triggers in the project's webhook settings",
+        )
+    return Check(name, True, f"role ok; webhook {hook.get('url')} sends what the bot needs")

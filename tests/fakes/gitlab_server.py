@@ -76,6 +76,8 @@ class FakeGitLab:
     token: str
     bot_username: str = "reviewbot"
     version: str = "17.6.0"
+    token_access: int = 40  # the token's role on the project (Maintainer)
+    hooks: list[dict[str, Any]] = field(default_factory=list)  # the project's webhooks
     token_scopes: list[str] = field(default_factory=lambda: ["api"])
     mrs: dict[int, MergeRequest] = field(default_factory=dict)
     notes: list[dict[str, Any]] = field(default_factory=list)  # every note, in order
@@ -334,6 +336,10 @@ class FakeGitLab:
         q = {k: v[-1] for k, v in query.items()}
         if sub == "":
             return _json(200, self._project())
+        if sub == "/hooks" and method == "GET":  # Maintainer and above may list them
+            if self.token_access < 40:
+                return _json(403, {"message": "403 Forbidden"})
+            return _json(200, _page(self.hooks, q))
         if sub.startswith("/repository/"):
             return self._repository(sub, q, query)
         if (m := re.fullmatch(r"/statuses/([0-9a-f]{40})", sub)) and method == "POST":
@@ -358,6 +364,10 @@ class FakeGitLab:
             "path_with_namespace": self.path,
             "default_branch": "main",
             "web_url": f"{self.base_url}/{self.path}",
+            "permissions": {
+                "project_access": {"access_level": self.token_access},
+                "group_access": None,
+            },
         }
 
     def _repository(self, sub: str, q: dict[str, str], query: dict[str, list[str]]) -> Reply:

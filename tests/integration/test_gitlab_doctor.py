@@ -82,3 +82,39 @@ def test_a_token_that_cannot_write_or_an_old_instance_fails(
     }
     assert not checks["GitLab"].ok
     assert said in checks["GitLab"].detail and fix in checks["GitLab"].fix
+
+
+MR_HOOK_URL = "https://reviewbot.example.com/webhooks/gitlab"
+EVENTS = {"merge_requests_events": True, "note_events": True, "push_events": True}
+
+
+@pytest.mark.parametrize(
+    ("access", "hooks", "ok", "said"),
+    [
+        (40, [{"id": 1, "url": MR_HOOK_URL, **EVENTS}], True, "sends what the bot needs"),
+        (20, [], False, "role is Reporter"),
+        (30, [], True, "need Maintainer to read"),
+        (40, [], False, "no webhook to reviewbot"),
+        (40, [{"id": 1, "url": MR_HOOK_URL, **EVENTS, "note_events": False}], False, "comments"),
+        (
+            40,
+            [{"id": 1, "url": MR_HOOK_URL, **EVENTS, "alert_status": "disabled"}],
+            False,
+            "GitLab has disabled the webhook",
+        ),
+    ],
+)
+def test_each_project_is_checked_for_the_tokens_role_and_its_webhook(
+    gitlab_settings: Settings,
+    engine: Engine,
+    gitlab: FakeGitLab,
+    access: int,
+    hooks: list[dict[str, object]],
+    ok: bool,
+    said: str,
+) -> None:
+    gitlab.token_access, gitlab.hooks = access, hooks
+    checks = gitlab_checks(gitlab_settings, ["acme/shop"])
+    found = {c.name: c for c in run_checks(gitlab_settings, engine, False, checks)}
+    project = found["GitLab project acme/shop"]
+    assert project.ok is ok and said in project.detail, project.detail
