@@ -97,6 +97,9 @@ def feedback_forget(
 
 
 def setup(
+    forge: Annotated[
+        str, typer.Argument(help="github (the App) or gitlab (a project's or group's webhook)")
+    ] = "github",
     public_url: Annotated[
         str | None,
         typer.Option(help="Where GitHub will reach `reviewbot serve` (https://...)"),
@@ -124,8 +127,16 @@ def setup(
         str | None,
         typer.Option(help="Retry the exchange of GitHub's one-time code (no page served)"),
     ] = None,
+    project: Annotated[
+        str | None, typer.Option(help="gitlab: the project's path (group/project)")
+    ] = None,
+    group: Annotated[str | None, typer.Option(help="gitlab: a group's path instead")] = None,
 ) -> None:
-    """Create the GitHub App and write its credentials.
+    """Create the GitHub App (or with `gitlab`, a GitLab webhook) and write the settings.
+
+    `setup gitlab --project PATH --public-url URL` makes the project's (or `--group`'s)
+    webhook with a fresh secret through GitLab's API (GITLAB_URL, GITLAB_TOKEN of a
+    Maintainer) and writes GITLAB_URL and GITLAB_WEBHOOK_SECRET.
 
     GitHub's manifest flow: a local page posts reviewbot's manifest to GitHub, which
     creates the App and sends back a one-time code; the code is exchanged for the App's
@@ -134,6 +145,12 @@ def setup(
     import webbrowser
 
     from app.github.setup import SetupRequest, exchange, run_setup
+
+    if forge == "gitlab":
+        _setup_gitlab(public_url, project, group, env_file, force)
+        return
+    if forge != "github":
+        raise ConfigError(f"setup {forge!r}: say github or gitlab")
 
     if code is None and public_url is None:
         raise ConfigError("give --public-url (where GitHub will reach `reviewbot serve`)")
@@ -167,6 +184,37 @@ def setup(
     start = "" if env_file == Path(".env") else f"REVIEWBOT_ENV_FILE={env_file} "
     out.print(
         f"Start with: {start}reviewbot serve, or `docker compose up -d` beside that file",
+        markup=False,
+    )
+
+
+def _setup_gitlab(
+    public_url: str | None, project: str | None, group: str | None, env_file: Path, force: bool
+) -> None:
+    """``setup gitlab``: the webhook through GitLab's API (``GITLAB_URL``, ``GITLAB_TOKEN``)."""
+    from app.gitlab.client import GitLabClient
+    from app.gitlab.setup import GitLabSetup, setup_gitlab, token_or_refuse
+    from app.tls import ssl_context
+
+    if public_url is None or not public_url.startswith(("https://", "http://")):
+        raise ConfigError("give --public-url, the https address where GitLab reaches serve")
+    if (project is None) == (group is None):
+        raise ConfigError("give --project PATH or --group PATH (the webhook's owner)")
+    settings = settings_from_env()
+    path = project or group or ""
+    client = GitLabClient(
+        settings.gitlab_url, token_or_refuse(settings.gitlab_token), verify=ssl_context(settings)
+    )
+    request = GitLabSetup(
+        settings.gitlab_url, path, public_url, env_file, group=group is not None, force=force
+    )
+    made = setup_gitlab(request, client)
+    how = "gave a new secret to" if made.replaced else "made"
+    out.print(
+        f"GitLab: {how} the webhook {made.hook_id} of {path} to {made.url} (merge requests,"
+        f" comments, pushes); wrote GITLAB_URL and GITLAB_WEBHOOK_SECRET to {env_file}"
+        " (readable by you only). Set GITLAB_TOKEN there to the bot's token (api scope,"
+        " Developer), then start reviewbot serve.",
         markup=False,
     )
 

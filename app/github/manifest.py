@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 
 import httpx
 
+from app import env_file as env_settings
 from app.errors import ConfigError
 from app.github.client import TIMEOUT, GitHubError
 from app.github.urls import web_url
@@ -153,15 +153,7 @@ class SetupExchangeError(GitHubError):
 def refuse_overwrite(env_file: Path, force: bool) -> None:
     """``ConfigError`` when ``env_file`` already sets App credentials and ``force`` is
     not given: checked before the App is created, and again before writing."""
-    if not env_file.is_file() or force:
-        return
-    # a key with an empty value (as .env.example has them) is unset: nothing to replace
-    pairs = [line.split("=", 1) for line in env_file.read_text().splitlines() if "=" in line]
-    found = [k.strip() for k, v in pairs if k.strip() in CREDENTIAL_KEYS and v.strip()]
-    if found:
-        raise ConfigError(
-            f"{env_file} already holds {', '.join(found)}; pass --force to replace them"
-        )
+    env_settings.refuse_overwrite(env_file, CREDENTIAL_KEYS, force)
 
 
 def write_credentials(env_file: Path, app: NewApp, api_url: str, force: bool) -> None:
@@ -170,12 +162,6 @@ def write_credentials(env_file: Path, app: NewApp, api_url: str, force: bool) ->
     one file that ``reviewbot serve`` and compose's ``env_file`` read alike, and no key
     file for a container to be unable to read. ``ConfigError`` when credentials are there
     already and ``force`` is not given."""
-    refuse_overwrite(env_file, force)
-    kept = [
-        line
-        for line in (env_file.read_text().splitlines() if env_file.is_file() else [])
-        if line.split("=", 1)[0].strip() not in CREDENTIAL_KEYS
-    ]
     values = {
         "GITHUB_APP_ID": str(app.id),
         "GITHUB_APP_PRIVATE_KEY": app.pem.strip().replace("\r\n", "\n").replace("\n", "\\n"),
@@ -184,15 +170,4 @@ def write_credentials(env_file: Path, app: NewApp, api_url: str, force: bool) ->
         "GITHUB_CLIENT_SECRET": app.client_secret,
         "GITHUB_API_URL": api_url,
     }
-    lines = kept + [f"{key}={value}" for key, value in values.items()]
-    _write_private(env_file, "\n".join(lines) + "\n")
-
-
-def _write_private(path: Path, content: str) -> None:
-    """Write ``content`` to ``path``, which only its owner may read (0600), from the
-    first byte: the file is made so, not opened up and closed down."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(fd, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(content)
+    env_settings.write_settings(env_file, values, CREDENTIAL_KEYS, force)

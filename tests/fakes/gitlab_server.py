@@ -336,10 +336,8 @@ class FakeGitLab:
         q = {k: v[-1] for k, v in query.items()}
         if sub == "":
             return _json(200, self._project())
-        if sub == "/hooks" and method == "GET":  # Maintainer and above may list them
-            if self.token_access < 40:
-                return _json(403, {"message": "403 Forbidden"})
-            return _json(200, _page(self.hooks, q))
+        if sub.startswith("/hooks"):  # Maintainer and above may list and manage them
+            return self._hooks(method, sub, q, data)
         if sub.startswith("/repository/"):
             return self._repository(sub, q, query)
         if (m := re.fullmatch(r"/statuses/([0-9a-f]{40})", sub)) and method == "POST":
@@ -465,6 +463,24 @@ class FakeGitLab:
         live.update(status=state, description=data.get("description"))
         self.statuses.append(dict(live))
         return _json(201, live)
+
+    def _hooks(self, method: str, sub: str, q: dict[str, str], data: dict[str, Any]) -> Reply:
+        """The project's webhooks (Projects API, "Webhooks")."""
+        if self.token_access < 40:
+            return _json(403, {"message": "403 Forbidden"})
+        if sub == "/hooks" and method == "GET":
+            return _json(200, _page([_unsecret(h) for h in self.hooks], q))
+        if not isinstance(data.get("url"), str) or not data["url"].startswith("http"):
+            return self._refuse(method, "/hooks", "url is missing or invalid")
+        if sub == "/hooks" and method == "POST":
+            hook = {"id": self._next_id(), **data}
+            self.hooks.append(hook)
+            return _json(201, _unsecret(hook))
+        found = next((h for h in self.hooks if sub == f"/hooks/{h['id']}"), None)
+        if found is None or method != "PUT":
+            return _json(404, {"message": "404 Not found"})
+        found.update(data)
+        return _json(200, _unsecret(found))
 
     def _status_pipeline(self, sha: str, data: dict[str, Any]) -> dict[str, Any] | None:
         """The pipeline a status joins, as GitLab picks it: ``pipeline_id``'s (None when
@@ -622,6 +638,11 @@ class FakeGitLab:
             self.notifications += 1 if mine else 0
             return 204, {}, b""
         return _json(404, {"message": "404 Not found"})
+
+
+def _unsecret(hook: dict[str, Any]) -> dict[str, Any]:
+    """A webhook as GitLab shows it: never its secret token."""
+    return {k: v for k, v in hook.items() if k != "token"}
 
 
 def _public(note: dict[str, Any]) -> dict[str, Any]:
