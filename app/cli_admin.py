@@ -222,7 +222,7 @@ def _setup_gitlab(
 NO_HOST_NOTE = (
     "No code host is configured, so only what the CLI needs is checked (review, index,"
     " search). For the App on GitHub run `reviewbot setup`; on GitLab set GITLAB_TOKEN and"
-    ' GITLAB_WEBHOOK_SECRET (README, "Set up on GitLab").'
+    ' run `reviewbot setup gitlab` (README, "Set up on GitLab").'
 )
 
 
