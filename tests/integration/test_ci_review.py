@@ -112,6 +112,9 @@ def test_a_merge_request_by_url_gets_one_review(on_gitlab: FakeGitLab) -> None:
     assert ran["repository"] == f"{gitlab.base_url.split('://')[1]}/acme/shop"
     inline = [d for d in gitlab.discussions(7) if d["notes"][0].get("position")]
     assert len(inline) == 1
+    [summary] = gitlab.summaries(7)
+    assert "| `shop/checkout.py` |" in summary["body"]  # the walkthrough
+    assert gitlab.status_records[-1]["status"] == "failed"  # the gate: a finding is open
     assert review("--pr", url, "--post")["outcomes"]["review"] == "reconciled"
     assert len([d for d in gitlab.discussions(7) if d["notes"][0].get("position")]) == 1
 
