@@ -57,15 +57,13 @@ def action(
 
     event = read_event(os.environ)
     settings = ci_settings(cache)
-    repo = os.environ.get("GITHUB_REPOSITORY", "")
     jobs = event_jobs(event)
     if not jobs:
         err.print(f"note: nothing to do for this {event.name} event", markup=False)
         _github_output({"outcomes": {}})
         return
-    number = int(jobs[0].args.get("pr_number", 0))
-    api_url = settings.github_api_url
-    target = PullTarget(HostKind.GITHUB, api_url, repo or jobs[0].args["repo"], repo, number)
+    repo, number = str(jobs[0].args["repo"]), int(jobs[0].args.get("pr_number", 0))
+    target = PullTarget(HostKind.GITHUB, settings.github_api_url, repo, repo, number)
     report = _run(settings, target, jobs, post, cache)
     _emit(report, output, as_json=False)
     _github_output(report.as_json())

@@ -83,9 +83,9 @@ def run_ci(
     post: bool,
     local: LocalRepo | None,
 ) -> CiReport:
-    """Index, restore the review state, then run ``jobs`` on ``target`` (its number 0:
-    jobs of no pull request, a push's); ``ConfigError``
-    naming the fix when the host refuses the token or knows no such pull request."""
+    """Index, restore the review state, then run ``jobs`` on ``target`` (number 0: jobs
+    of no pull request, a push's). ``ConfigError`` naming the fix when the host refuses
+    the token or knows no such pull request."""
     host = TappedHost(token_host(settings, target, local), post)
     run = Runtime(settings, engine, code_host=host)
     report = CiReport(

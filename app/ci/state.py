@@ -2,9 +2,9 @@
 
 A CI job's database is the cache of its index; its rows of reviews may be from another
 run, or none. What the bot posted is on the pull request itself: each review carries
-the head it reviewed (``flows/posted_reviews.marker``). Before a run, the PR's review rows are
-rebuilt from those markers, so a rerun of the same head posts nothing and a new head is
-reviewed from the last reviewed one, as the App does from its own rows.
+the head it reviewed (``flows/posted_reviews.marker``). Before a run, the PR's review
+rows are rebuilt from those markers, so a rerun of the same head posts nothing and a
+new head is reviewed from the last reviewed one, as the App does from its own rows.
 """
 
 from __future__ import annotations

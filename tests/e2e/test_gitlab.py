@@ -246,10 +246,14 @@ def test_worker_killed_mid_review_then_review_posted_once(
         lambda: len(gitlab.summaries(7)) == 1,
         GITLAB_URL=gitlab_settings.gitlab_url,
         GITLAB_TOKEN=gitlab_settings.gitlab_token.get_secret_value(),  # type: ignore[union-attr]
+        REVIEWBOT_REVIEW_GATE="major",
     )
     assert len(gitlab.summaries(7)) == 1
     assert len(gitlab.diff_threads(7)) == 1
     assert fake_openai.calls(CHAT) >= 2
+    # the killed worker left the gate running; the one that took over finished it (a
+    # major finding is open), never asking GitLab for running again, which it refuses
+    assert [s["status"] for s in gitlab.status_records] == ["failed"]
 
 
 def test_the_merge_gate_is_a_commit_status(
