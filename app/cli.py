@@ -297,9 +297,11 @@ def review(
     output: Output = None,
     cache: IndexCache = None,
 ) -> None:
-    """Review local changes, or with --pr a pull request, with context from the repository.
+    """Review local changes, or a pull request with --pr.
 
     Indexes the base, retrieves related code and asks the model (or prints the prompt).
+    With --pr URL (GitHub or GitLab, a token in GITHUB_TOKEN or GITLAB_TOKEN) it reviews
+    that pull request as the App does, and --post posts the review.
     """
     local_only = base or head or name or dry_run or repo != Path(".")
     if pr is not None and local_only:

@@ -132,7 +132,7 @@ def setup(
     ] = None,
     group: Annotated[str | None, typer.Option(help="gitlab: a group's path instead")] = None,
 ) -> None:
-    """Create the GitHub App (or with `gitlab`, a GitLab webhook) and write the settings.
+    """Create the GitHub App, or a GitLab webhook.
 
     `setup gitlab --project PATH --public-url URL` makes the project's (or `--group`'s)
     webhook with a fresh secret through GitLab's API (GITLAB_URL, GITLAB_TOKEN of a

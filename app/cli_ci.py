@@ -51,7 +51,10 @@ def action(
     output: Output = None,
     cache: IndexCache = None,
 ) -> None:
-    """Run as a GitHub Action: the event Actions gives, handled as the App would."""
+    """Run as a GitHub Action: handle its event as the App would.
+
+    The event is the one Actions gives (GITHUB_EVENT_NAME, GITHUB_EVENT_PATH).
+    """
     from app.ci.actions import event_jobs, read_event
     from app.ci.target import HostKind, PullTarget
 

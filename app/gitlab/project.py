@@ -43,7 +43,7 @@ PREPARE_WAITS = (0.5, 1.0, 2.0, 4.0)
 Note = tuple[str, dict[str, Any] | None]
 
 
-class DraftsMissing(Exception):
+class _NoDraftNotes(Exception):
     """The instance has no Draft Notes API (older GitLab)."""
 
 
@@ -233,7 +233,7 @@ class ProjectApi:
         notes.append((f"{body}\n\n{records.review_tag(commit)}", None))
         try:
             self._publish_drafts(number, notes)
-        except DraftsMissing:
+        except _NoDraftNotes:
             self._post_one_by_one(number, notes)
         found = self._summary(number, commit)
         if found is None:
@@ -249,13 +249,13 @@ class ProjectApi:
     def _publish_drafts(self, number: int, notes: list[Note]) -> None:
         """Each note as a draft, then all published at once; a refused position leaves no
         draft (``CommentsRefused``). Drafts a dead attempt left (the bot's drafts are its
-        reviews' alone) are dropped first. ``DraftsMissing`` without the Draft Notes API."""
+        reviews' alone) are dropped first. ``_NoDraftNotes`` without the Draft Notes API."""
         drafts = self._mr(number) + "/draft_notes"
         try:
             stale = [int(d["id"]) for d in self.client.paginate(self.base + drafts)]
         except GitLabError as exc:
             if exc.status == 404:
-                raise DraftsMissing from None
+                raise _NoDraftNotes from None
             raise
         self._drop(drafts, stale)
         made: list[int] = []
