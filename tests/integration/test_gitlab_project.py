@@ -100,4 +100,9 @@ def test_project_tokens_by_path_without_a_default_token(
     with pytest.raises(ConfigError, match="no GitLab token for other/app"):
         host.repository(16, repo_key(gitlab.base_url, "other/app"))
     checks = [c() for c in gitlab_checks(settings)]
-    assert [(c.name, c.ok) for c in checks] == [("GitLab (acme)", True), ("GitLab webhooks", False)]
+    assert [(c.name, c.ok) for c in checks] == [
+        ("GitLab (acme)", True),
+        ("GitLab webhooks", False),
+        ("GitLab project acme", True),  # a group's path: no project to check
+    ]
+    assert "not a project" in checks[-1].detail
