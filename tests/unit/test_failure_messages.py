@@ -106,3 +106,28 @@ def test_wheel_packages_list_every_folder_and_the_migrations() -> None:
     assert setuptools["package-dir"] == {"reviewbot_migrations": "migrations"}
     assert MIGRATIONS_DIR == ROOT / "migrations"
     assert (MIGRATIONS_DIR / "versions" / "0005_job_errors.py").is_file()
+
+
+def test_every_exception_the_app_declares_is_one_family() -> None:
+    """Errors are one family under ReviewbotError (the dashboard's too); only a module's
+    private control-flow signals (a leading underscore) stand apart."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import app
+    from app.errors import ReviewbotError
+
+    outside = []
+    for module in pkgutil.walk_packages(app.__path__, "app."):
+        loaded = importlib.import_module(module.name)
+        for name, value in vars(loaded).items():
+            if (
+                inspect.isclass(value)
+                and issubclass(value, BaseException)
+                and value.__module__ == module.name
+                and not name.startswith("_")
+                and not issubclass(value, ReviewbotError)
+            ):
+                outside.append(f"{module.name}.{name}")
+    assert outside == []

@@ -13,6 +13,7 @@ from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from app.api.dashboard.present import FILTERS
+from app.errors import ReviewbotError
 
 HERE = Path(__file__).parent
 TEMPLATES = Jinja2Templates(
@@ -36,15 +37,15 @@ HEADERS = {
 PAGE_SIZE = 50
 
 
-class DashboardDisabled(Exception):
+class DashboardDisabled(ReviewbotError):
     """No admin token is configured."""
 
 
-class SignInRequired(Exception):
+class SignInRequired(ReviewbotError):
     """No valid session cookie came with the request."""
 
 
-class Refused(Exception):
+class Refused(ReviewbotError):
     """A state-changing form without a valid CSRF token."""
 
 
