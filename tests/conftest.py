@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 from pydantic import SecretStr
 from sqlalchemy import Engine, text
 from sqlalchemy.engine import URL
@@ -101,6 +104,26 @@ def settings(database_url: URL, tmp_path: Path) -> Settings:
         database_url=database_url.render_as_string(hide_password=False),
         data_dir=tmp_path / "data",
     )
+
+
+#: ``make_client(configured=None, **options)``: the app as a ``TestClient``.
+MakeClient = Callable[..., TestClient]
+
+
+@pytest.fixture
+def make_client(settings: Settings, engine: Engine) -> Iterator[MakeClient]:
+    """The app on this test's database, as ``make_client(configured=None, **options)``:
+    a ``TestClient`` of ``create_app(configured or settings)`` with the client's
+    ``options``, entered now and closed when the test ends."""
+    from app.api.main import create_app
+
+    with ExitStack() as stack:
+
+        def make(configured: Settings | None = None, **options: Any) -> TestClient:
+            app = create_app(configured or settings, engine)
+            return stack.enter_context(TestClient(app, **options))
+
+        yield make
 
 
 @pytest.fixture(autouse=True)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
@@ -11,19 +9,18 @@ from sqlalchemy import Engine, text
 
 from app.api.main import create_app
 from app.config import Settings
+from tests.conftest import MakeClient
 
 TOKEN = "admin-token-0123456789"
 
 
 @pytest.fixture
-def client(settings: Settings, engine: Engine) -> Iterator[TestClient]:
-    admin = settings.model_copy(update={"admin_token": SecretStr(TOKEN)})
+def client(settings: Settings, engine: Engine, make_client: MakeClient) -> TestClient:
     with engine.begin() as conn:
         conn.execute(
             text("INSERT INTO repositories (full_name, installation_id) VALUES ('acme/shop', 99)")
         )
-    with TestClient(create_app(admin, engine)) as test_client:
-        yield test_client
+    return make_client(settings.model_copy(update={"admin_token": SecretStr(TOKEN)}))
 
 
 def auth(token: str = TOKEN) -> dict[str, str]:

@@ -5,7 +5,6 @@ cancel). The same pages in a real browser: tests/browser/."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from sqlalchemy import Engine, text
 from app.api.dashboard.auth import MAX_FAILURES, SESSION_COOKIE
 from app.api.main import create_app
 from app.config import Settings
+from tests.conftest import MakeClient
 from tests.dashboard_data import (
     ADMIN_TOKEN,
     CLI_REPO,
@@ -41,9 +41,8 @@ def admin_settings(settings: Settings) -> Settings:
 
 
 @pytest.fixture
-def client(admin_settings: Settings, engine: Engine, seeded: Seeded) -> Iterator[TestClient]:
-    with TestClient(create_app(admin_settings, engine), follow_redirects=False) as test_client:
-        yield test_client
+def client(admin_settings: Settings, seeded: Seeded, make_client: MakeClient) -> TestClient:
+    return make_client(admin_settings, follow_redirects=False)
 
 
 def sign_in(client: TestClient, token: str = ADMIN_TOKEN) -> int:

@@ -5,7 +5,6 @@ payload are checked before anything is recorded; bad requests get 400/401/413 an
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,6 +14,7 @@ from sqlalchemy import Engine, text
 
 from app.api.main import create_app
 from app.config import Settings
+from tests.conftest import MakeClient
 from tests.webhooks import gitlab_headers, payload
 
 SECRET = "gl-webhook-secret-0123456789"
@@ -23,12 +23,11 @@ PROJECT = {"project.id": 15, "project.path_with_namespace": "acme/shop"}
 
 
 @pytest.fixture
-def client(settings: Settings, engine: Engine) -> Iterator[TestClient]:
+def client(settings: Settings, make_client: MakeClient) -> TestClient:
     configured = settings.model_copy(
         update={"gitlab_webhook_secret": SecretStr(SECRET), "gitlab_url": "https://gl.example"}
     )
-    with TestClient(create_app(configured, engine), raise_server_exceptions=False) as test_client:
-        yield test_client
+    return make_client(configured, raise_server_exceptions=False)
 
 
 def post(client: TestClient, body: bytes, **headers: str) -> int:

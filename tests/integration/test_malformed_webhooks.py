@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -12,8 +11,8 @@ from fastapi.testclient import TestClient
 from pydantic import SecretStr
 from sqlalchemy import Engine, text
 
-from app.api.main import create_app
 from app.config import Settings
+from tests.conftest import MakeClient
 from tests.webhooks import headers, payload
 
 SECRET = "whsec-test-0123456789"
@@ -25,10 +24,9 @@ def opened() -> dict[str, Any]:
 
 
 @pytest.fixture
-def client(settings: Settings, engine: Engine) -> Iterator[TestClient]:
+def client(settings: Settings, make_client: MakeClient) -> TestClient:
     configured = settings.model_copy(update={"github_webhook_secret": SecretStr(SECRET)})
-    with TestClient(create_app(configured, engine), raise_server_exceptions=False) as test_client:
-        yield test_client
+    return make_client(configured, raise_server_exceptions=False)
 
 
 def post(
