@@ -14,7 +14,7 @@ from sqlalchemy.engine import URL
 
 from app import __version__
 from app.api import admin, gitlab_webhooks, health, metrics, webhooks
-from app.api.dashboard.web import install as install_dashboard
+from app.api.dashboard.mount import install as install_dashboard
 from app.api.intake import Intake
 from app.config import Settings
 from app.forge.spool import Spool

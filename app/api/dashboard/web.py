@@ -6,9 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from fastapi.staticfiles import StaticFiles
+from fastapi import Request
+from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
@@ -62,26 +61,3 @@ def redirect(url: str) -> RedirectResponse:
     response = RedirectResponse(url, status_code=303)
     response.headers.update(HEADERS)
     return response
-
-
-def install(app: FastAPI) -> None:
-    """Add the dashboard's routes, its stylesheet and its refusal pages to ``app``."""
-    from app.api.dashboard import actions, pages, signin
-
-    app.include_router(signin.router)
-    app.include_router(pages.router)
-    app.include_router(actions.router)
-    app.mount("/admin/static", StaticFiles(directory=HERE / "static"), name="admin-static")
-
-    async def disabled(request: Request, exc: Exception) -> Response:
-        return render(request, "disabled.html", {}, status=503)
-
-    async def sign_in(request: Request, exc: Exception) -> Response:
-        return redirect("/admin/login")
-
-    async def refused(request: Request, exc: Exception) -> Response:
-        return render(request, "refused.html", {}, status=403)
-
-    app.add_exception_handler(DashboardDisabled, disabled)
-    app.add_exception_handler(SignInRequired, sign_in)
-    app.add_exception_handler(Refused, refused)
