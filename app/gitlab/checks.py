@@ -194,4 +194,31 @@ def _webhook(client: GitLabClient, name: str, project: dict[str, Any]) -> Check:
             f"the webhook does not send {', '.join(missing)}",
             "tick those triggers in the project's webhook settings",
         )
+    failed = recent_failures(client, int(project["id"]), int(hook["id"]))
+    if failed:
+        return Check(
+            name,
+            False,
+            f"its last {len(failed)} deliveries failed ({', '.join(failed)})",
+            "see the hook's Recent events; is serve reachable at that URL with that secret?",
+        )
     return Check(name, True, f"role ok; webhook {hook.get('url')} sends what the bot needs")
+
+
+def recent_failures(client: GitLabClient, project_id: int, hook_id: int) -> list[str]:
+    """The answers to the hook's newest deliveries while they failed, newest first (its
+    events of the last 7 days, GitLab 17.x); none when the newest went through or the
+    instance cannot list them."""
+    try:
+        events = client.call("GET", f"/projects/{project_id}/hooks/{hook_id}/events").json()
+    except GitLabError as exc:
+        if exc.status in (403, 404):
+            return []
+        raise
+    failed = []
+    for event in events:  # newest first
+        answer = str(event.get("response_status") or "no answer")
+        if answer.startswith("2"):
+            break
+        failed.append(answer)
+    return failed

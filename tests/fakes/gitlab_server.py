@@ -78,6 +78,8 @@ class FakeGitLab:
     version: str = "17.6.0"
     token_access: int = 40  # the token's role on the project (Maintainer)
     hooks: list[dict[str, Any]] = field(default_factory=list)  # the project's webhooks
+    # each hook's delivery events, newest first ({"response_status": "200", ...})
+    hook_events: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     token_scopes: list[str] = field(default_factory=lambda: ["api"])
     mrs: dict[int, MergeRequest] = field(default_factory=dict)
     notes: list[dict[str, Any]] = field(default_factory=list)  # every note, in order
@@ -470,6 +472,8 @@ class FakeGitLab:
             return _json(403, {"message": "403 Forbidden"})
         if sub == "/hooks" and method == "GET":
             return _json(200, _page([_unsecret(h) for h in self.hooks], q))
+        if (m := re.fullmatch(r"/hooks/(\d+)/events", sub)) and method == "GET":
+            return _json(200, _page(self.hook_events.get(int(m.group(1)), []), q))
         if not isinstance(data.get("url"), str) or not data["url"].startswith("http"):
             return self._refuse(method, "/hooks", "url is missing or invalid")
         if sub == "/hooks" and method == "POST":

@@ -102,6 +102,12 @@ EVENTS = {"merge_requests_events": True, "note_events": True, "push_events": Tru
             False,
             "GitLab has disabled the webhook",
         ),
+        (
+            40,
+            [{"id": 2, "url": MR_HOOK_URL, **EVENTS}],
+            False,
+            "last 2 deliveries failed (401, 401)",
+        ),
     ],
 )
 def test_each_project_is_checked_for_the_tokens_role_and_its_webhook(
@@ -114,6 +120,8 @@ def test_each_project_is_checked_for_the_tokens_role_and_its_webhook(
     said: str,
 ) -> None:
     gitlab.token_access, gitlab.hooks = access, hooks
+    # hook 2's newest deliveries were refused (a wrong secret), after one that went through
+    gitlab.hook_events[2] = [{"response_status": s} for s in ("401", "401", "200", "500")]
     checks = gitlab_checks(gitlab_settings, ["acme/shop"])
     found = {c.name: c for c in run_checks(gitlab_settings, engine, False, checks)}
     project = found["GitLab project acme/shop"]
