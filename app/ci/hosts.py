@@ -17,6 +17,7 @@ from app.ci.target import HostKind, PullTarget
 from app.config import Settings
 from app.errors import ConfigError
 from app.forge.git_fetch import fetch_branch
+from app.forge.hosts import WrappedHost
 from app.forge.protocol import CodeHost
 from app.git import LocalRepo
 from app.github.client import TIMEOUT, RepoApi, SharedTransport, retry_decision
@@ -29,13 +30,10 @@ class GitHubTokenHost:
     """``CodeHost`` for GitHub with one token (``GITHUB_TOKEN``: the Actions token or a
     personal one) instead of the App's installations."""
 
-    def __init__(
-        self, settings: Settings, api_url: str, token: SecretStr, local: LocalRepo | None
-    ) -> None:
+    def __init__(self, settings: Settings, api_url: str, token: SecretStr) -> None:
         self.settings = settings
         self.api_url = api_url
         self.token = token
-        self.local = local
         self._gh: GitHub[Any] | None = None
 
     def _client(self) -> GitHub[Any]:
@@ -51,8 +49,8 @@ class GitHubTokenHost:
             )
         return self._gh
 
-    def repository(self, installation_id: int, repo: str) -> LocalFirst:
-        return LocalFirst(RepoApi(self._client(), repo), self.local)
+    def repository(self, installation_id: int, repo: str) -> RepoApi:
+        return RepoApi(self._client(), repo)
 
     def permalinks(self, repo: str, commit: str) -> Callable[[str, int, int], str]:
         return permalinks(self.api_url, repo, commit)
@@ -76,49 +74,23 @@ class GitHubTokenHost:
         )
 
 
-class GitLabTokenHost:
-    """``CodeHost`` for the GitLab instance a merge request's URL names, its projects
-    read first from the local clone."""
-
-    def __init__(self, settings: Settings, local: LocalRepo | None) -> None:
-        self.gitlab = GitLabHost(settings)
-        self.local = local
-
-    def repository(self, installation_id: int, repo: str) -> LocalFirst:
-        return LocalFirst(self.gitlab.repository(installation_id, repo), self.local)
-
-    def permalinks(self, repo: str, commit: str) -> Callable[[str, int, int], str]:
-        return self.gitlab.permalinks(repo, commit)
-
-    def pull_url(self, repo: str, number: int) -> str:
-        return self.gitlab.pull_url(repo, number)
-
-    def fetch_history(
-        self,
-        installation_id: int,
-        repo: str,
-        branch: str,
-        into: Path,
-        days: float,
-        back_to: datetime | None,
-    ) -> tuple[LocalRepo, str]:
-        return self.gitlab.fetch_history(installation_id, repo, branch, into, days, back_to)
-
-
 def token_host(settings: Settings, target: PullTarget, local: LocalRepo | None) -> CodeHost:
-    """The host ``target`` is on, with its token from ``settings``; ``ConfigError``
-    naming the variable to set when there is none."""
+    """The host ``target`` is on, with its token from ``settings``, its repositories read
+    first from the clone ``local``; ``ConfigError`` naming the variable to set when
+    there is no token."""
+    host: CodeHost
     if target.kind is HostKind.GITHUB:
         if settings.github_token is None:
             raise ConfigError(
                 "GITHUB_TOKEN is not set: give a token that can read the repository and"
                 " write pull requests (in Actions: `GITHUB_TOKEN: ${{ github.token }}`)"
             )
-        return GitHubTokenHost(settings, target.host_url, settings.github_token, local)
-    if settings.gitlab_token is None and not settings.gitlab_tokens:
+        host = GitHubTokenHost(settings, target.host_url, settings.github_token)
+    elif settings.gitlab_token is None and not settings.gitlab_tokens:
         raise ConfigError(
             "GITLAB_TOKEN is not set: give a project access token with the api scope and"
             " the Developer role (CI_JOB_TOKEN cannot read or comment on merge requests)"
         )
-    scoped = settings.model_copy(update={"gitlab_url": target.host_url})
-    return GitLabTokenHost(scoped, local)
+    else:
+        host = GitLabHost(settings.model_copy(update={"gitlab_url": target.host_url}))
+    return WrappedHost(host, lambda api: LocalFirst(api, local))

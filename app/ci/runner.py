@@ -18,7 +18,7 @@ from sqlalchemy import Engine
 
 from app.ci.hosts import token_host
 from app.ci.state import restore_review_state
-from app.ci.tap import TappedHost, Written
+from app.ci.tap import Tap, Written
 from app.ci.target import HostKind, PullTarget
 from app.config import Settings
 from app.db.queries.repositories import repository_id
@@ -29,6 +29,7 @@ from app.flows.describe import describe_pull_request
 from app.flows.enrich import enrich_repository
 from app.flows.index import index_at, index_repository, update_history
 from app.flows.review import review_pull_request
+from app.forge.hosts import WrappedHost
 from app.forge.protocol import ForgeError, RepoHost
 from app.git import GitError, LocalRepo
 from app.indexing.history import HistoryLimits, mine_history
@@ -86,7 +87,8 @@ def run_ci(
     """Index, restore the review state, then run ``jobs`` on ``target`` (number 0: jobs
     of no pull request, a push's). ``ConfigError`` naming the fix when the host refuses
     the token or knows no such pull request."""
-    host = TappedHost(token_host(settings, target, local), post)
+    written = Written()
+    host = WrappedHost(token_host(settings, target, local), lambda api: Tap(api, written, post))
     run = Runtime(settings, engine, code_host=host)
     report = CiReport(
         host.pull_url(target.repo, target.number),
@@ -94,7 +96,7 @@ def run_ci(
         target.number,
         "",
         post,
-        written=host.written,
+        written=written,
     )
     try:
         if target.number:

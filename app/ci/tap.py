@@ -5,14 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
 from itertools import count
-from pathlib import Path
 from typing import Any
 
 from app.forge.models import InlineComment
-from app.forge.protocol import CodeHost, RepoHost
-from app.git import LocalRepo
+from app.forge.protocol import RepoHost
 
 
 @dataclass
@@ -93,32 +90,3 @@ class Tap:
     def add_labels(self, number: int, names: list[str]) -> None:
         self._send(lambda: self.api.add_labels(number, names))
         self.written.labels.extend(names)
-
-
-class TappedHost:
-    """``CodeHost`` over ``host`` whose repositories are ``Tap``s sharing one record."""
-
-    def __init__(self, host: CodeHost, post: bool) -> None:
-        self.host = host
-        self.post = post
-        self.written = Written()
-
-    def repository(self, installation_id: int, repo: str) -> Tap:
-        return Tap(self.host.repository(installation_id, repo), self.written, self.post)
-
-    def permalinks(self, repo: str, commit: str) -> Callable[[str, int, int], str]:
-        return self.host.permalinks(repo, commit)
-
-    def pull_url(self, repo: str, number: int) -> str:
-        return self.host.pull_url(repo, number)
-
-    def fetch_history(
-        self,
-        installation_id: int,
-        repo: str,
-        branch: str,
-        into: Path,
-        days: float,
-        back_to: datetime | None,
-    ) -> tuple[LocalRepo, str]:
-        return self.host.fetch_history(installation_id, repo, branch, into, days, back_to)

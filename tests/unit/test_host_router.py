@@ -5,7 +5,8 @@ from __future__ import annotations
 from pydantic import SecretStr
 
 from app.config import Settings
-from app.forge.hosts import HostRouter
+from app.forge.hosts import HostRouter, WrappedHost
+from app.forge.protocol import RepoHost
 from app.github.host import GitHubHost
 from app.gitlab.host import GitLabHost
 from app.gitlab.project import ProjectApi
@@ -34,3 +35,17 @@ def test_each_repository_key_reaches_its_own_host(tmp_path: object) -> None:
     assert (
         link("a b.py", 2, 4) == f"https://git.example.com/acme/shop/-/blob/{'c' * 40}/a%20b.py#L2-4"
     )
+
+
+def test_a_wrapped_host_wraps_its_repositories_and_passes_the_rest_on() -> None:
+    settings = Settings(gitlab_url="https://git.example.com", gitlab_token=SecretStr("glpat-0123"))
+    seen: list[object] = []
+
+    def wrap(api: RepoHost) -> RepoHost:
+        seen.append(api)
+        return api
+
+    wrapped = WrappedHost(GitLabHost(settings), wrap)
+    project = wrapped.repository(15, "git.example.com/acme/shop")
+    assert seen == [project] and isinstance(project, ProjectApi)
+    assert wrapped.pull_url("git.example.com/acme/shop", 3).endswith("/-/merge_requests/3")
