@@ -249,7 +249,7 @@ def doctor(
     if server and (settings.github_app_configured or settings.github_webhook_secret):
         hosts += github_checks(settings)
     if server and gitlab_wanted(settings):
-        hosts += gitlab_checks(settings, _gitlab_projects(settings))
+        hosts += gitlab_checks(settings, _gitlab_projects)
     if not server and not as_json:
         out.print(NO_HOST_NOTE, markup=False)
     try:
@@ -270,7 +270,7 @@ def doctor(
 
 
 def _gitlab_projects(settings: Settings, most: int = 20) -> list[str]:
-    """The paths of the GitLab projects the database knows (on ``GITLAB_URL``), for
+    """The paths of the GitLab projects the database knows on ``settings.gitlab_url``, for
     doctor's per-project checks; none when the database cannot be read."""
     from sqlalchemy.exc import DBAPIError
 

@@ -8,15 +8,17 @@ nothing reads a global copy.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 import platformdirs
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from app.errors import ConfigError
+from app.gitlab_instances import GitLabInstance
 
 #: The widest embedding stored (OpenAI text-embedding-3-small's). Each model's vectors are
 #: stored at its own width (migration 0019), and rows are only ever compared with rows of
@@ -60,15 +62,7 @@ MAX_CHUNKS_PER_FILE = 5
 RetrievalSignal = Literal[
     "vector", "lexical", "words", "structural", "history", "siblings", "removed"
 ]
-RETRIEVAL_SIGNALS: tuple[RetrievalSignal, ...] = (
-    "vector",
-    "lexical",
-    "words",
-    "structural",
-    "history",
-    "siblings",
-    "removed",
-)
+RETRIEVAL_SIGNALS: tuple[RetrievalSignal, ...] = get_args(RetrievalSignal)
 
 
 class Settings(BaseSettings):
@@ -118,6 +112,10 @@ class Settings(BaseSettings):
     gitlab_webhook_secret: Annotated[
         SecretStr | None, Field(validation_alias=_env("GITLAB_WEBHOOK_SECRET"))
     ] = None
+    # more instances beside GITLAB_URL's, a JSON list of {url, token, tokens, webhook_secret}
+    gitlab_instances: Annotated[
+        list[GitLabInstance], Field(validation_alias=_env("GITLAB_INSTANCES"))
+    ] = Field(default_factory=list)
     ca_bundle: Path | None = None  # PEM of CAs trusted beside the public ones (a private CA)
 
     # admin
@@ -269,9 +267,10 @@ class Settings(BaseSettings):
                 and secret.get_secret_value().strip().lower() in PLACEHOLDER_SECRETS
             ):
                 raise ValueError(f"{name} is a placeholder value; set a real secret")
-        for path, token in self.gitlab_tokens.items():
+        others = [s for i in self.gitlab_instances for s in i.secrets()]
+        for token in [*self.gitlab_tokens.values(), *others]:
             if token.get_secret_value().strip().lower() in PLACEHOLDER_SECRETS:
-                raise ValueError(f"gitlab_tokens[{path}] is a placeholder value; set a real one")
+                raise ValueError("a GitLab token or secret is a placeholder value; set a real one")
         return self
 
     @model_validator(mode="after")
@@ -306,8 +305,7 @@ class Settings(BaseSettings):
         return None
 
     def model_configured(self, role: ModelRole) -> bool:
-        """True when ``role`` has a model endpoint, reachable in principle."""
-        return self.model_endpoint(role) is not None
+        return self.model_endpoint(role) is not None  # reachable in principle
 
     @property
     def heartbeat_interval_seconds(self) -> float:
@@ -378,8 +376,10 @@ def load_settings(*, dotenv: bool = True, **overrides: object) -> Settings:
     try:
         env_file = env_file or (".env" if dotenv else None)
         return Settings(_env_file=env_file, **overrides)  # type: ignore[arg-type,call-arg]
-    except SettingsError as exc:  # a value the environment source cannot even decode
-        raise ConfigError(f"invalid configuration: {exc}") from None
+    except SettingsError as exc:  # a value the environment source cannot decode as JSON
+        field = re.search(r'field "(\w+)"', str(exc))
+        name = env_name(field[1]) if field else "settings"
+        raise ConfigError(f"invalid configuration: {name}: not valid JSON") from None
     except ValidationError as exc:
         problems = "; ".join(
             f"{env_name(str(err['loc'][0])) if err['loc'] else 'settings'}: {err['msg']}"

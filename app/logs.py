@@ -58,6 +58,7 @@ def secret_values(settings: Settings) -> list[str]:
             settings.admin_token,
             *(getattr(settings, name) for name in (*HOST_SECRETS, *SECRET_KEYS)),
             *settings.gitlab_tokens.values(),
+            *(s for instance in settings.gitlab_instances for s in instance.secrets()),
         )
         if secret is not None
     ]

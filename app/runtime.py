@@ -15,6 +15,7 @@ from app.forge.protocol import CodeHost
 from app.github.client import GitHubApp
 from app.github.host import GitHubHost
 from app.gitlab.host import GitLabHost
+from app.gitlab.instances import instance_settings
 from app.gitlab.records import instance_name
 
 
@@ -36,9 +37,11 @@ class Runtime:
     @cached_property
     def host(self) -> CodeHost:
         """The code hosts the workflows use, as one: GitHub (sharing the App's client and
-        token cache) and the GitLab instance of ``GITLAB_URL``, each repository on its own."""
+        token cache) and each GitLab instance (``GITLAB_URL``'s and ``GITLAB_INSTANCES``),
+        each repository on its own."""
         if self.code_host is not None:
             return self.code_host
-        gitlab = GitLabHost(self.settings)
+        views = instance_settings(self.settings)
+        gitlab = {instance_name(v.gitlab_url): GitLabHost(v) for v in views}
         github = GitHubHost(self.settings, app=lambda: self.github)
-        return HostRouter(github, {instance_name(self.settings.gitlab_url): gitlab})
+        return HostRouter(github, gitlab)

@@ -1,5 +1,6 @@
-"""``POST /webhooks/gitlab``: GitLab's deliveries, checked by their secret token, then
-recorded and enqueued exactly as GitHub's are."""
+"""``POST /webhooks/gitlab``: GitLab's deliveries, checked by their secret token (which
+also says which instance sent them, ``app/gitlab/instances.py``), then recorded and
+enqueued exactly as GitHub's are."""
 
 from __future__ import annotations
 
@@ -14,34 +15,37 @@ from app.gitlab.events import (
     check_key,
     check_kind,
     check_payload,
-    check_token,
     delivery_key,
     event_of,
     jobs_for,
 )
+from app.gitlab.instances import by_payload, by_secret, instance_settings
 
 router = APIRouter()
-DISABLED = "GitLab webhooks are disabled: set GITLAB_WEBHOOK_SECRET to the webhook's secret token"
+DISABLED = (
+    "GitLab webhooks are disabled: set GITLAB_WEBHOOK_SECRET (or an instance's"
+    " webhook_secret in GITLAB_INSTANCES) to the webhook's secret token"
+)
 
 
 @router.post("/webhooks/gitlab")
 async def gitlab_webhook(request: Request, settings: SettingsDep) -> JSONResponse:
-    if settings.gitlab_webhook_secret is None:
+    views = [v for v in instance_settings(settings) if v.gitlab_webhook_secret is not None]
+    if not views:
         # absent, not unavailable: GitLab disables a hook that keeps failing with 5xx
         return JSONResponse({"detail": DISABLED}, status_code=404)
     headers = {k.lower(): v for k, v in request.headers.items()}
     delivery = headers.get("idempotency-key") or headers.get("x-gitlab-event-uuid", "")
     try:
         body = await read_body(request)
-        check_token(
-            settings.gitlab_webhook_secret.get_secret_value(), headers.get("x-gitlab-token")
-        )
+        matching = by_secret(views, headers.get("x-gitlab-token"))
         delivery = delivery_key(headers)
         check_event(headers.get("x-gitlab-event", ""))
         payload = parse_json(body)
         check_payload(payload)
         check_kind(headers.get("x-gitlab-event", ""), payload)
-        event = event_of(payload, settings.gitlab_url)
+        instance = by_payload(matching, payload)
+        event = event_of(payload, instance.gitlab_url)
         check_key(event)
     except WebhookRejected as exc:
         return rejected(delivery, exc)

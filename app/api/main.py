@@ -18,6 +18,7 @@ from app.api.dashboard.mount import install as install_dashboard
 from app.api.intake import Intake
 from app.config import Settings
 from app.forge.spool import Spool
+from app.gitlab.instances import instance_settings
 from app.jobs import tasks as _tasks  # noqa: F401 (registers the tasks)
 from app.jobs.queue import opened_queue, work
 from app.logs import kv
@@ -61,6 +62,8 @@ def create_app(
     app.include_router(admin.router)
     app.include_router(metrics.router)
     install_dashboard(app)
-    if settings.github_webhook_secret is None and settings.gitlab_webhook_secret is None:
+    # ConfigError here, at start, for an instance given twice
+    gitlab = [v for v in instance_settings(settings) if v.gitlab_webhook_secret is not None]
+    if settings.github_webhook_secret is None and not gitlab:
         log.error(kv("webhooks.disabled", reason=webhooks.DISABLED))
     return app

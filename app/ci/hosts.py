@@ -23,6 +23,7 @@ from app.git import LocalRepo
 from app.github.client import TIMEOUT, RepoApi, SharedTransport, retry_decision
 from app.github.urls import permalinks, web_url
 from app.gitlab.host import GitLabHost
+from app.gitlab.instances import instance_settings
 from app.tls import git_ca_file, ssl_context
 
 
@@ -86,11 +87,20 @@ def token_host(settings: Settings, target: PullTarget, local: LocalRepo | None) 
                 " write pull requests (in Actions: `GITHUB_TOKEN: ${{ github.token }}`)"
             )
         host = GitHubTokenHost(settings, target.host_url, settings.github_token)
-    elif settings.gitlab_token is None and not settings.gitlab_tokens:
+    elif (view := _instance(settings, target.host_url)).gitlab_token is None and not (
+        view.gitlab_tokens
+    ):
         raise ConfigError(
             "GITLAB_TOKEN is not set: give a project access token with the api scope and"
             " the Developer role (CI_JOB_TOKEN cannot read or comment on merge requests)"
         )
     else:
-        host = GitLabHost(settings.model_copy(update={"gitlab_url": target.host_url}))
+        host = GitLabHost(view.model_copy(update={"gitlab_url": target.host_url}))
     return WrappedHost(host, lambda api: LocalFirst(api, local))
+
+
+def _instance(settings: Settings, url: str) -> Settings:
+    """The settings of the GitLab instance at ``url`` (``GITLAB_INSTANCES``' entry for it,
+    with its tokens), else ``settings`` themselves (``GITLAB_TOKEN``)."""
+    found = [v for v in instance_settings(settings) if v.gitlab_url == url.rstrip("/")]
+    return found[0] if found else settings

@@ -15,7 +15,8 @@ from app.checks import Check
 from app.config import Settings
 from app.errors import ConfigError
 from app.gitlab.client import GitLabClient, GitLabError
-from app.gitlab.records import token_for
+from app.gitlab.instances import instance_settings
+from app.gitlab.records import instance_name, token_for
 from app.tls import ssl_context
 
 #: The token scope reviewbot needs: reading repositories and writing MR notes, statuses.
@@ -34,26 +35,46 @@ HOOK_EVENTS = {
 
 def gitlab_wanted(settings: Settings) -> bool:
     """GitLab is checked when any of its settings is given."""
-    return bool(settings.gitlab_token or settings.gitlab_tokens or settings.gitlab_webhook_secret)
+    given = settings.gitlab_token or settings.gitlab_tokens or settings.gitlab_webhook_secret
+    return bool(given or settings.gitlab_instances)
 
 
-def gitlab_checks(settings: Settings, projects: Sequence[str] = ()) -> list[Callable[[], Check]]:
-    """The checks ``run_checks`` runs for GitLab, in order: each token, the webhook
-    secret, then each project (``projects``, and the paths of ``GITLAB_TOKENS`` that are
-    projects): the token's role there and the project's webhook."""
+def gitlab_checks(
+    settings: Settings, projects: Callable[[Settings], Sequence[str]] = lambda _: ()
+) -> list[Callable[[], Check]]:
+    """The checks ``run_checks`` runs for GitLab: those of each instance
+    (``instance_checks``), named by the instance where there are several."""
+    try:
+        views = instance_settings(settings)
+    except ConfigError as exc:
+        failed = Check("GitLab", False, str(exc), "fix GITLAB_INSTANCES")
+        return [lambda: failed]
+    checks = []
+    for view in views:
+        label = f"GitLab {instance_name(view.gitlab_url)}" if len(views) > 1 else "GitLab"
+        checks += instance_checks(view, projects(view), label)
+    return checks
+
+
+def instance_checks(
+    settings: Settings, projects: Sequence[str], label: str = "GitLab"
+) -> list[Callable[[], Check]]:
+    """One instance's checks, in order: each token, the webhook secret, then each project
+    (``projects``, and the paths of ``GITLAB_TOKENS`` that are projects): the token's role
+    there and the project's webhook."""
     tokens: list[tuple[str, SecretStr | None]] = [
-        (f"GitLab ({path})", token) for path, token in settings.gitlab_tokens.items()
+        (f"{label} ({path})", token) for path, token in settings.gitlab_tokens.items()
     ]
     if settings.gitlab_token is not None or not tokens:
-        tokens.insert(0, ("GitLab", settings.gitlab_token))
+        tokens.insert(0, (label, settings.gitlab_token))
     checks: list[Callable[[], Check]] = [
         partial(gitlab_token, settings, token, name) for name, token in tokens
     ]
     paths = list(dict.fromkeys([*projects, *settings.gitlab_tokens]))
     return [
         *checks,
-        lambda: gitlab_webhooks(settings),
-        *(partial(gitlab_project, settings, path) for path in paths),
+        lambda: gitlab_webhooks(settings, f"{label} webhooks"),
+        *(partial(gitlab_project, settings, path, f"{label} project") for path in paths),
     ]
 
 
@@ -120,22 +141,22 @@ def version_tuple(version: str) -> tuple[int, int]:
     return (int(found[1]), int(found[2])) if found else (999, 0)
 
 
-def gitlab_webhooks(settings: Settings) -> Check:
+def gitlab_webhooks(settings: Settings, name: str = "GitLab webhooks") -> Check:
     if settings.gitlab_webhook_secret is None:
         return Check(
-            "GitLab webhooks",
+            name,
             False,
             "GITLAB_WEBHOOK_SECRET is not set",
             "set it to the webhook's secret token (Settings > Webhooks)",
         )
-    return Check("GitLab webhooks", True, "secret token set; POST /webhooks/gitlab")
+    return Check(name, True, "secret token set; POST /webhooks/gitlab")
 
 
-def gitlab_project(settings: Settings, path: str) -> Check:
+def gitlab_project(settings: Settings, path: str, label: str = "GitLab project") -> Check:
     """The token's role on project ``path`` (Developer at least: notes, statuses) and its
     webhook to reviewbot (there, with the events the bot needs, not disabled by GitLab
     after failed deliveries). A group path (of ``GITLAB_TOKENS``) is not a project."""
-    name = f"GitLab project {path}"
+    name = f"{label} {path}"
     token = token_for(path, settings.gitlab_tokens, settings.gitlab_token)
     if token is None:
         return Check(name, False, "no token for it", "set GITLAB_TOKEN or GITLAB_TOKENS")

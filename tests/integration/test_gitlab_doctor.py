@@ -122,7 +122,7 @@ def test_each_project_is_checked_for_the_tokens_role_and_its_webhook(
     gitlab.token_access, gitlab.hooks = access, hooks
     # hook 2's newest deliveries were refused (a wrong secret), after one that went through
     gitlab.hook_events[2] = [{"response_status": s} for s in ("401", "401", "200", "500")]
-    checks = gitlab_checks(gitlab_settings, ["acme/shop"])
+    checks = gitlab_checks(gitlab_settings, lambda _: ["acme/shop"])
     found = {c.name: c for c in run_checks(gitlab_settings, engine, False, checks)}
     project = found["GitLab project acme/shop"]
     assert project.ok is ok and said in project.detail, project.detail

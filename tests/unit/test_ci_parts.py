@@ -181,3 +181,29 @@ def test_a_cache_that_cannot_be_trusted_is_removed_to_be_rebuilt(
     said = check_cache(_cache(tmp_path, stamp), "acme/shop", REVISIONS)
     assert said is not None and why in said
     assert not (tmp_path / PGDATA_DIRNAME).exists() and not (tmp_path / STAMP).exists()
+
+
+def test_a_merge_request_on_another_instance_uses_that_instances_token() -> None:
+    from pydantic import SecretStr
+
+    from app.ci.hosts import token_host
+    from app.config import Settings
+    from app.gitlab.host import GitLabHost
+    from app.gitlab_instances import GitLabInstance
+
+    other = GitLabInstance(url="https://gitlab.example.org", token=SecretStr("glpat-other-1"))
+    settings = Settings(gitlab_token=SecretStr("glpat-main-1"), gitlab_instances=[other])
+    for url, token in (
+        ("https://gitlab.example.org/team/app/-/merge_requests/3", "glpat-other-1"),
+        ("https://gitlab.com/team/app/-/merge_requests/3", "glpat-main-1"),
+    ):
+        target = parse_pull_url(url, "https://api.github.com", settings.gitlab_url)
+        host = token_host(settings, target, None).host  # type: ignore[attr-defined]
+        assert isinstance(host, GitLabHost)
+        assert host._token("team/app").get_secret_value() == token
+    alone = Settings(gitlab_instances=[GitLabInstance(url="https://gitlab.example.org")])
+    target = parse_pull_url(
+        "https://gitlab.example.org/team/app/-/merge_requests/3", "", alone.gitlab_url
+    )
+    with pytest.raises(ConfigError, match="GITLAB_TOKEN is not set"):
+        token_host(alone, target, None)
