@@ -4,7 +4,8 @@ A review is posted as GitLab has it: one diff discussion per inline comment (its
 ``position`` checked against the MR's diff first), then the summary as an MR note. Each
 note of a review carries a hidden tag with the head it reviewed, so a retry after a
 crash posts only what is missing, and the review reads back as one (``reviews``,
-``review_comments``). The merge gate is a commit status named ``reviewbot``.
+``review_comments``). The merge gate is a commit status named ``reviewbot``, and the
+bot's approval where an approval rule names it (``approvals.py``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from app.forge.models import (
 )
 from app.forge.protocol import CommentsRefused
 from app.gitlab import positions, records
+from app.gitlab.approvals import Approvals
 from app.gitlab.client import GitLabClient, GitLabError
 from app.gitlab.statuses import CommitStatuses
 from app.indexing.archive import ArchiveTooLarge
@@ -62,6 +64,8 @@ class ProjectApi:
         self.path = path
         self.base = f"/projects/{project_id or quote(path, safe='')}"
         self.gate = CommitStatuses(self._get, self._send)
+        self.approvals = Approvals(self._get, self._send, lambda: self._me)
+        self._checked: dict[int, tuple[int, str]] = {}  # check id -> (MR, head)
 
     def _get(self, path: str, **params: Any) -> Any:
         return self.client.call("GET", self.base + path, params=params or None).json()
@@ -332,10 +336,15 @@ class ProjectApi:
             )
 
     def start_check(self, number: int, head: str) -> int:
-        return self.gate.start(number, head)
+        check_id = self.gate.start(number, head)
+        self._checked[check_id] = (number, head)
+        return check_id
 
     def finish_check(self, check_id: int, conclusion: str, title: str, summary: str) -> None:
+        """The gate's commit status, then the bot's approval where a rule asks for it."""
+        number, head = self._checked.pop(check_id)
         self.gate.finish(check_id, conclusion, title)
+        self.approvals.settle(number, head, conclusion)
 
     def comment(self, number: int, body: str) -> int:
         return int(self._send("POST", self._mr(number) + "/notes", {"body": body})["id"])

@@ -66,6 +66,10 @@ class MergeRequest:
     # the MR's pipelines, oldest first: {"id", "sha", "ref", "source"}; the last is its
     # head pipeline (a merge-request pipeline's ref is refs/merge-requests/<iid>/head)
     pipelines: list[dict[str, Any]] = field(default_factory=list)
+    # approval rules (Premium: None answers approval_state with 404, as on Free), each
+    # {"name", "eligible_approvers": [usernames]}; who approved, and at which head
+    approval_rules: list[dict[str, Any]] | None = None
+    approved_by: dict[str, str] = field(default_factory=dict)  # username -> head sha
 
 
 @dataclass
@@ -514,6 +518,41 @@ class FakeGitLab:
             s["status"] != "success" for s in self.status_records if s["pipeline_id"] == head
         )
 
+    def _approvals(self, method: str, mr: MergeRequest, sub: str, data: dict[str, Any]) -> Reply:
+        """Merge request approvals (the MR Approvals API): ``approve`` with ``sha`` other
+        than the head is 409, a second approval by one user 401, ``unapprove`` without an
+        approval 404; ``approval_state`` is 404 without approval rules (Free)."""
+        user = {"username": self.bot_username, "id": 7}
+        approved = [{"user": {"username": u}} for u in mr.approved_by]
+        if sub == "/approval_state" and method == "GET":
+            if mr.approval_rules is None:
+                return _json(404, {"message": "404 Not found"})
+            rules = [
+                {
+                    "name": rule["name"],
+                    "eligible_approvers": [{"username": u} for u in rule["eligible_approvers"]],
+                    "approved": any(u in mr.approved_by for u in rule["eligible_approvers"]),
+                }
+                for rule in mr.approval_rules
+            ]
+            return _json(200, {"approval_rules_overwritten": False, "rules": rules})
+        if sub == "/approvals" and method == "GET":
+            return _json(200, {"approved": bool(approved), "approved_by": approved})
+        if sub == "/approve" and method == "POST":
+            if set(data) - {"sha", "approval_password"}:
+                return self._refuse(method, "/approve", f"unknown fields {sorted(data)}")
+            if data.get("sha") not in (None, mr.head):
+                return _json(409, {"message": "SHA does not match HEAD of source branch"})
+            if user["username"] in mr.approved_by:
+                return _json(401, {"message": "401 Unauthorized"})
+            mr.approved_by[user["username"]] = mr.head
+            return _json(201, {"approved_by": [*approved, {"user": user}]})
+        if sub == "/unapprove" and method == "POST":
+            if mr.approved_by.pop(user["username"], None) is None:
+                return _json(404, {"message": "404 Not found"})
+            return _json(201, {"approved_by": []})
+        return _json(404, {"message": "404 Not found"})
+
     def _merge_request(
         self, method: str, mr: MergeRequest, sub: str, q: dict[str, str], data: dict[str, Any]
     ) -> Reply:
@@ -543,6 +582,8 @@ class FakeGitLab:
             return _json(201, _public(self._note(mr.iid, data["body"], self.bot_username)))
         if sub.startswith("/draft_notes"):
             return self._draft_notes(method, mr, sub, q, data)
+        if sub in {"/approval_state", "/approvals", "/approve", "/unapprove"}:
+            return self._approvals(method, mr, sub, data)
         if sub == "/discussions" and method == "GET":
             return _json(200, _page(self.discussions(mr.iid), q))
         if sub == "/discussions" and method == "POST":

@@ -85,3 +85,52 @@ def test_the_gate_lands_in_the_merge_requests_head_pipeline_and_blocks_it(
     assert {(s["pipeline_id"], s["sha"]) for s in gitlab.statuses} == {(555, sha)}
     assert gitlab.status_records[-1]["status"] == "failed"
     assert gitlab.merge_blocked(7)  # a minor finding is open under gate = "minor"
+
+
+# -- the gate as an approval, where an approval rule names the bot ----------------------
+
+BOT_RULE = [{"name": "reviewbot", "eligible_approvers": ["reviewbot"]}]
+
+
+def test_a_rule_naming_the_bot_gets_its_approval_when_the_gate_passes(
+    gitlab_settings: Settings, engine: Engine, gitlab: FakeGitLab
+) -> None:
+    mr = gitlab.mrs[7]
+    mr.approval_rules = BOT_RULE
+    run = Runtime(gitlab_settings.model_copy(update={"review_gate": "critical"}), engine)
+    repo = repo_key(gitlab.base_url, GITLAB_PROJECT)
+    assert review_pull_request(run, repo, GITLAB_PROJECT_ID, 7) == "posted"
+    assert states(gitlab) == ["running", "success"]
+    assert mr.approved_by == {"reviewbot": mr.head}  # the head it reviewed
+
+
+@pytest.mark.parametrize("fails", ["gate", "review"])
+def test_the_approval_is_taken_back_when_the_gate_or_the_review_fails(
+    gated: Runtime, gitlab: FakeGitLab, fake_openai: FakeOpenAI, fails: str
+) -> None:
+    mr = gitlab.mrs[7]
+    mr.approval_rules = BOT_RULE
+    mr.approved_by = {"reviewbot": mr.base}  # approved before, on another head
+    repo = repo_key(gitlab.base_url, GITLAB_PROJECT)
+    if fails == "gate":  # the review's major and minor findings, gated at minor
+        assert review_pull_request(gated, repo, GITLAB_PROJECT_ID, 7) == "posted"
+        assert states(gitlab) == ["running", "failed"]
+    else:
+        fake_openai.chat_reply = lambda body: "not json at all"
+        with pytest.raises(ReviewFormatError):
+            review_pull_request(gated, repo, GITLAB_PROJECT_ID, 7)
+    assert mr.approved_by == {}
+
+
+def test_without_a_rule_naming_the_bot_nothing_is_approved(
+    gitlab_settings: Settings, engine: Engine, gitlab: FakeGitLab
+) -> None:
+    run = Runtime(gitlab_settings.model_copy(update={"review_gate": "critical"}), engine)
+    repo = repo_key(gitlab.base_url, GITLAB_PROJECT)
+    for rules in (None, [{"name": "leads", "eligible_approvers": ["alice"]}]):
+        gitlab.mrs[7].approval_rules = rules  # Free (no rules), then a rule of others
+        gitlab.status_records.clear()
+        gitlab.notes.clear()
+        review_pull_request(run, repo, GITLAB_PROJECT_ID, 7)
+    assert gitlab.mrs[7].approved_by == {}
+    assert not any(p.endswith(("/approve", "/approvals")) for _, p in gitlab.requests)
