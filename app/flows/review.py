@@ -25,6 +25,7 @@ from app.db.queries.reviews import (
     finish_review,
     last_posted_head,
     posted_fingerprints,
+    reopen_review,
     review_status,
 )
 from app.db.queries.usage import record_usage
@@ -136,7 +137,12 @@ def review_pull_request(
             api.finish_check(check, "cancelled", "Review failed", "The review will be retried.")
         raise
     if check is not None:
-        _finish_check(api, check, pr_number, gate, outcome, summary)
+        try:
+            _finish_check(api, check, pr_number, gate, outcome, summary)
+        except Exception:  # the retry finds the review on the host and finishes the check
+            with run.engine.begin() as conn:
+                reopen_review(conn, repo_id, pr_number, pr.head_sha)
+            raise
     return outcome
 
 
@@ -152,11 +158,11 @@ def _reconcile(
     check is on) set its check from it: the attempt that posted it may have failed
     before it set the check, or set it as failed."""
     review_id, fingerprints = found
-    _finish(run, repo_id, pr.number, pr.head_sha, "posted", review_id, fingerprints)
-    if gate is not None:
+    if gate is not None:  # first: a failure leaves the review to be reconciled again
         check = api.start_check(pr.number, pr.head_sha)
         said = "The review was posted by an earlier attempt."
         _finish_check(api, check, pr.number, gate, ReviewOutcome.POSTED, said)
+    _finish(run, repo_id, pr.number, pr.head_sha, "posted", review_id, fingerprints)
 
 
 def _finish_check(

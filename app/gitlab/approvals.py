@@ -7,10 +7,14 @@ decide (the gate off, a skipped change) leaves the approval as it is."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
 from app.gitlab.client import GitLabError
+from app.logs import kv
+
+log = logging.getLogger(__name__)
 
 #: A GET of the project's API (a path under the project, query parameters): its JSON.
 Get = Callable[..., Any]
@@ -38,14 +42,17 @@ class Approvals:
             (a.get("user") or {}).get("username") == self._me()
             for a in self._get(f"{mr}/approvals").get("approved_by") or []
         )
-        if approve and not approved:
-            try:
+        try:
+            if approve and not approved:
                 self._send("POST", f"{mr}/approve", {"sha": head})
-            except GitLabError as exc:
-                if exc.status != 409:  # a newer head: its own review decides
-                    raise
-        elif not approve and approved:
-            self._send("POST", f"{mr}/unapprove", {})
+            elif not approve and approved:
+                self._send("POST", f"{mr}/unapprove", {})
+        except GitLabError as exc:
+            if exc.status not in (401, 403, 404, 409):
+                raise  # the job is retried, and settles again
+            # 409: a newer head, whose own review decides; 401/403: the bot may not
+            # approve this MR (its own, "Prevent approval by author"); 404: gone already
+            log.warning(kv("gitlab.approval_refused", mr=number, status=exc.status))
 
     def _named(self, number: int) -> bool:
         """Whether an approval rule of the merge request names the bot (none on an

@@ -138,6 +138,23 @@ def test_check_run_reports_the_review_when_enabled(run: Runtime, github: FakeGit
     assert check["output"]["summary"].startswith("1 inline comment.")
 
 
+def test_a_check_run_that_could_not_be_finished_is_finished_by_the_retry(
+    run: Runtime, github: FakeGitHub
+) -> None:
+    """The review is posted but GitHub fails finishing its check run: the job's retry
+    finds the review, posts nothing again, and finishes the check (it was left
+    in progress: "already reviewed" returned before any check)."""
+    checked = Runtime(run.settings.model_copy(update={"github_check_runs": True}), run.engine)
+    github.fail_next("PATCH", "/check-runs/500", [502] * 5)
+    with pytest.raises(Exception, match="502"):
+        review_pull_request(checked, REPO, INSTALLATION, 7)
+    assert [c["status"] for c in github.check_runs] == ["in_progress"]
+    assert review_pull_request(checked, REPO, INSTALLATION, 7) == "reconciled"
+    assert len(github.reviews) == 1
+    assert [c["status"] for c in github.check_runs][-1] == "completed"
+    assert reviews_in_db(run.engine)[0][2] == "posted"
+
+
 def test_rate_limits_and_read_errors_are_retried(run: Runtime, github: FakeGitHub) -> None:
     github.fail_next("GET", "/pulls/7", [429])  # secondary rate limit with retry-after: 1
     github.fail_next("GET", "/contents/shop/checkout.py", [502])

@@ -134,3 +134,31 @@ def test_without_a_rule_naming_the_bot_nothing_is_approved(
         review_pull_request(run, repo, GITLAB_PROJECT_ID, 7)
     assert gitlab.mrs[7].approved_by == {}
     assert not any(p.endswith(("/approve", "/approvals")) for _, p in gitlab.requests)
+
+
+def test_an_approval_gitlab_refuses_leaves_the_review_and_its_status_done(
+    gitlab_settings: Settings, engine: Engine, gitlab: FakeGitLab
+) -> None:
+    """The bot may not approve (its own MR under "Prevent approval by author"): 401 is
+    logged, and the review and its green status stand."""
+    gitlab.mrs[7].approval_rules = BOT_RULE
+    run = Runtime(gitlab_settings.model_copy(update={"review_gate": "critical"}), engine)
+    repo = repo_key(gitlab.base_url, GITLAB_PROJECT)
+    gitlab.fail_next("POST", "/merge_requests/7/approve", [401])
+    assert review_pull_request(run, repo, GITLAB_PROJECT_ID, 7) == "posted"
+    assert states(gitlab) == ["running", "success"] and gitlab.mrs[7].approved_by == {}
+
+
+def test_an_approval_that_fails_on_the_way_is_given_by_the_retry(
+    gitlab_settings: Settings, engine: Engine, gitlab: FakeGitLab
+) -> None:
+    gitlab.mrs[7].approval_rules = BOT_RULE
+    run = Runtime(gitlab_settings.model_copy(update={"review_gate": "critical"}), engine)
+    repo = repo_key(gitlab.base_url, GITLAB_PROJECT)
+    gitlab.fail_next("POST", "/merge_requests/7/approve", [502])
+    with pytest.raises(Exception, match="502"):
+        review_pull_request(run, repo, GITLAB_PROJECT_ID, 7)
+    assert gitlab.mrs[7].approved_by == {}
+    review_pull_request(run, repo, GITLAB_PROJECT_ID, 7)  # the job's retry
+    assert gitlab.mrs[7].approved_by == {"reviewbot": gitlab.mrs[7].head}
+    assert len(gitlab.summaries(7)) == 1  # the review itself once

@@ -147,6 +147,18 @@ def claim_review(conn: Connection, repo_id: int, pr_number: int, base: str, head
     )
 
 
+def reopen_review(conn: Connection, repo_id: int, pr_number: int, head: str) -> None:
+    """Set the review of ``head`` back to ``posting``: its check could not be finished,
+    and the job's retry reconciles it with what the host has and finishes the check."""
+    conn.execute(
+        text(
+            "UPDATE reviews SET status = 'posting', updated_at = now()"
+            " WHERE repository_id = :r AND pr_number = :p AND head_sha = :h"
+        ),
+        {"r": repo_id, "p": pr_number, "h": head},
+    )
+
+
 def finish_review(
     conn: Connection,
     repo_id: int,
