@@ -152,8 +152,25 @@ def prompt_text(prepared: PreparedReview) -> str:
             prepared.prompt.user.rstrip("\n"),
             "=====",
             counts,
+            *tool_lines(prepared),
         ]
     )
+
+
+def tool_lines(prepared: PreparedReview) -> list[str]:
+    """The tools' findings and problems, as proven without a model."""
+    report = prepared.tools
+    if not report.runs:
+        return []
+    lines = ["===== tool findings on the changed lines ====="]
+    lines += [
+        f"{f.path}:{f.line} {f.severity} {f.tool} {f.rule}: {f.message}"
+        + (f" ({f.url})" if f.url else "")
+        for f in report.findings
+    ] or ["(none)"]
+    lines += [f"problem: {p}" for p in report.problems]
+    lines += [f"not checked: {s}" for s in report.skipped]
+    return lines
 
 
 SEVERITY_STYLE = {"critical": "bold red", "major": "red", "minor": "yellow", "nit": "dim"}

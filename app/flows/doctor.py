@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from app.errors import ReviewbotError
 from app.indexing.embedder import HASH_MODEL, EmbeddingUsage, select_embedder
 from app.llm.client import describe_model_failure, make_openai_client
 from app.review.model import FORMATS
+from app.tools.versions import tool_versions
 from app.wording import counted
 
 #: Free space under the data directory below which the check fails.
@@ -49,6 +50,7 @@ def run_checks(
         lambda: summary_model(settings),
         lambda: embeddings(settings),
         git,
+        tools,
     ]
     if embedded:
         for_both.append(lambda: disk(settings.data_dir))
@@ -57,6 +59,22 @@ def run_checks(
         *(replace(_safely(check), server_only=True) for check in (for_server if server else [])),
         *(_safely(check) for check in for_both),
     ]
+
+
+def tools(versions: Mapping[str, str | None] | None = None) -> Check:
+    """The linters and the secret scanner of the tools stage, with their versions
+    (``versions``: as ``tool_versions`` finds them)."""
+    versions = tool_versions() if versions is None else versions
+    missing = [name for name, version in versions.items() if version is None]
+    listed = ", ".join(f"{n} {v}" for n, v in versions.items() if v is not None)
+    if missing:
+        return Check(
+            "tools",
+            False,
+            f"{', '.join(missing)} not installed or not answering ({listed or 'none found'})",
+            "reinstall reviewbot: the tools are its dependencies (reviews go on without them)",
+        )
+    return Check("tools", True, listed)
 
 
 def _safely(check: Callable[[], Check]) -> Check:

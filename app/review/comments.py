@@ -87,6 +87,8 @@ class ModelReview:
     #: followed the review format (an answer without them is not a review)
     usable: bool = True
     walkthrough: list[dict[str, object]] = field(default_factory=list)  # per changed file
+    #: the model's verdict on each tool finding ({"id", "verdict", "why"})
+    tool_verdicts: list[dict[str, object]] = field(default_factory=list)
 
 
 def json_object(content: str) -> dict[str, object] | None:
@@ -114,11 +116,15 @@ def parse_model_review(content: str) -> ModelReview:
     summary = data.get("summary")
     comments = data.get("comments")
     rows = data.get("walkthrough")
+    verdicts = data.get("tool_findings")
     return ModelReview(
         summary if isinstance(summary, str) else "",
         [c for c in comments if isinstance(c, dict)] if isinstance(comments, list) else [],
         usable=isinstance(summary, str) or isinstance(comments, list),
         walkthrough=[r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else [],
+        tool_verdicts=[v for v in verdicts if isinstance(v, dict)]
+        if isinstance(verdicts, list)
+        else [],
     )
 
 

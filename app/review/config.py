@@ -38,6 +38,7 @@ import pathspec
 
 from app.errors import ConfigError
 from app.indexing.source_tree import config_table, parse_repo_config
+from app.tools.policy import ToolsPolicy, parse_tools_config
 from app.wording import counted
 
 #: Lowest first.
@@ -71,7 +72,7 @@ DESCRIBE_MODES = ("off", "append", "replace")
 GATES = ("off", *SEVERITY_ORDER)
 MAX_REVIEW_CALLS = 20
 #: The tables a ``.reviewbot.toml`` may have.
-TABLES = frozenset({"index", "review"})
+TABLES = frozenset({"index", "review", "tools"})
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,7 @@ class ReviewConfig:
     ignore_labels: tuple[str, ...] = ()
     ignore_branches: tuple[str, ...] = ()
     ignore_title: str | None = None
+    tools: ToolsPolicy = field(default_factory=ToolsPolicy)  # the [tools] table
     _exclude_spec: pathspec.PathSpec | None = field(default=None, compare=False, repr=False)
 
     def excluded(self, path: str) -> bool:
@@ -179,6 +181,7 @@ def parse_review_config(text: str, source: str) -> ReviewConfig:
         ignore_labels=_strings(table, "ignore_labels", source),
         ignore_branches=_strings(table, "ignore_branches", source),
         ignore_title=ignore_title,
+        tools=parse_tools_config(text, source),
         _exclude_spec=pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None,
     )
 
@@ -211,6 +214,9 @@ def check_config(text: str, source: str) -> list[str]:
         f" {list(review.ignore_authors) if review.ignore_authors is not None else 'default'},"
         f" ignore_labels {list(review.ignore_labels)}, ignore_branches"
         f" {list(review.ignore_branches)}, ignore_title {review.ignore_title!r}",
+        f"[tools] enabled {review.tools.enabled}, disable {list(review.tools.disable)},"
+        f" skip {list(review.tools.skip)}, diff_context {review.tools.diff_context},"
+        f" min_severity {review.tools.min_severity}",
     ]
 
 

@@ -31,7 +31,7 @@ REVIEW_SCHEMA: dict[str, Any] = {
     "schema": {
         "type": "object",
         "additionalProperties": False,
-        "required": ["summary", "walkthrough", "comments"],
+        "required": ["summary", "walkthrough", "comments", "tool_findings"],
         "properties": {
             "summary": {"type": "string"},
             "walkthrough": {
@@ -44,6 +44,19 @@ REVIEW_SCHEMA: dict[str, Any] = {
                         "path": {"type": "string"},
                         "change": {"type": "string"},
                         "theme": {"type": "string"},
+                    },
+                },
+            },
+            "tool_findings": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["id", "verdict", "why"],
+                    "properties": {
+                        "id": {"type": "string"},
+                        "verdict": {"type": "string", "enum": ["confirm", "dismiss"]},
+                        "why": {"type": "string"},
                     },
                 },
             },

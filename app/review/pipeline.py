@@ -28,7 +28,9 @@ from app.review.groups import plan_groups
 from app.review.markdown import inert
 from app.review.model import ModelAnswer, ReviewFormatError, ReviewModelError, ask_review_model
 from app.review.prompt import REPAIR, ReviewPrompt, build_prompt
+from app.review.tool_findings import fuse, render_tool_findings, tools_markdown
 from app.review.walkthrough import FileChange, walkthrough, walkthrough_markdown
+from app.tools.stage import ToolReport, run_tools
 from app.wording import counted
 
 log = logging.getLogger(__name__)
@@ -57,6 +59,7 @@ class PreparedReview:
     config: ReviewConfig = field(default_factory=ReviewConfig)
     excluded: tuple[str, ...] = ()  # paths the repository's [review] exclude left out
     not_reviewed: tuple[str, ...] = ()  # "path: why", files a split review left out
+    tools: ToolReport = field(default_factory=ToolReport)  # the linters' and scanner's
 
     @property
     def context(self) -> ContextResult:
@@ -96,6 +99,7 @@ class PreparedReview:
             "omitted": self.omitted,
             "prompt_tokens": self.prompt_tokens,
             "prompt": {"system": self.prompt.system, "user": self.prompt.user},
+            "tools": tools_json(self.tools),
         }
 
 
@@ -110,6 +114,7 @@ class ReviewResult:
     completion_tokens: int
     walkthrough: list[FileChange] = field(default_factory=list)
     calls: int = 1
+    dismissed: list[str] = field(default_factory=list)  # tool findings the model dismissed
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -121,7 +126,16 @@ class ReviewResult:
             "calls": self.calls,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "dismissed_tool_findings": self.dismissed,
         }
+
+
+def tools_json(report: ToolReport) -> dict[str, object]:
+    return {
+        "findings": [asdict(f) for f in report.findings],
+        "runs": [asdict(r) for r in report.runs],
+        "skipped": report.skipped,
+    }
 
 
 def prepare_review(
@@ -137,12 +151,16 @@ def prepare_review(
     config: ReviewConfig | None = None,
 ) -> PreparedReview:
     """Changed functions, then per part (one, unless the diff is larger than its budget)
-    the retrieved context, the diff cut to its budget and the prompt. ``config``: the
-    repository's ``[review]`` table (excluded paths, policy, ``max_review_calls``)."""
+    the retrieved context, the diff cut to its budget and the prompt, with the tools'
+    findings on its lines. ``config``: the repository's ``[review]`` and ``[tools]``
+    tables (excluded paths, policy, ``max_review_calls``, the tools to run)."""
     config = config or ReviewConfig()
     excluded = tuple(d.path for d in diffs if config.excluded(d.path))
     diffs = [d for d in diffs if d.path not in excluded]
+    read = _remembered(read)
     changed = changed_functions(diffs, read)
+    tools = run_tools(diffs, lambda path: read(path, "new"), config.tools)
+    numbered = list(enumerate(tools.findings))
     counter = token_counter()
     budget = counter.usable(settings.diff_token_budget)
     calls = config.max_review_calls or settings.max_review_calls
@@ -160,6 +178,7 @@ def prepare_review(
             context.context,
             fitted.omitted,
             config.policy([d.path for d in group]),
+            render_tool_findings((i, f) for i, f in numbered if f.path in paths),
         )
         tokens = counter.count(prompt.system) + counter.count(prompt.user)
         parts.append(ReviewPart(group, context, fitted, prompt, tokens))
@@ -169,8 +188,21 @@ def prepare_review(
         tokens = counter.count(prompt.system) + counter.count(prompt.user)
         parts.append(ReviewPart([], empty, FittedDiff([], [], 0), prompt, tokens))
     return PreparedReview(
-        diffs, changed, parts, counter.name, config, excluded, tuple(plan.not_reviewed)
+        diffs, changed, parts, counter.name, config, excluded, tuple(plan.not_reviewed), tools
     )
+
+
+def _remembered(read: SourceReader) -> SourceReader:
+    """``read`` asked once per file and side (the changed functions and the tools both
+    read the head of a changed file)."""
+    known: dict[tuple[str, str], bytes | None] = {}
+
+    def remembered(path: str, side: str) -> bytes | None:
+        if (path, side) not in known:
+            known[(path, side)] = read(path, side)
+        return known[(path, side)]
+
+    return remembered
 
 
 def run_review(
@@ -195,9 +227,15 @@ def run_review(
         for c in answer.review.comments
         if config.keeps(str(c.get("severity", "")).lower())
     ]
+    verdicts = [v for answer in answers for v in answer.review.tool_verdicts]
+    fused = fuse(prepared.tools.findings, verdicts, wanted)
     cap = settings.max_review_comments if config.max_comments is None else config.max_comments
     checked = validate_comments(
-        wanted, prepared.diffs, cap, already_posted, (rejected or Rejected()).rejects
+        [*fused.tool_comments, *fused.model_comments],
+        prepared.diffs,
+        cap,
+        already_posted,
+        (rejected or Rejected()).rejects,
     )
     if len(answers) == 1:
         summary = answers[0].review.summary
@@ -217,6 +255,7 @@ def run_review(
         completion_tokens=sum(a.completion_tokens for a in answers),
         walkthrough=walkthrough(prepared.diffs, prepared.changed, written),
         calls=len(answers),
+        dismissed=fused.dismissed,
     )
 
 
@@ -294,6 +333,9 @@ def summary_markdown(
         parts.append(
             "**Not reviewed, to fit the budget**\n" + "\n".join(f"- {o}" for o in prepared.omitted)
         )
+    tools = tools_markdown(prepared.tools, result.dismissed)
+    if tools:
+        parts.append(tools)
     used = [_context_line(c, permalink) for c in prepared.context_used]
     notes = list(dict.fromkeys(n for part in prepared.parts for n in part.context.notes))
     if used or notes:

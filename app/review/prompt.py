@@ -34,7 +34,8 @@ REPAIR = (
     "Your answer did not follow the required format. Answer again with only a JSON object"
     ' with the keys "summary" (a string), "walkthrough" (a list of objects with "path",'
     ' "change" and "theme") and "comments" (a list of objects with "path", "line",'
-    ' "start_line", "side", "severity", "title", "body" and "suggestion"), and nothing'
+    ' "start_line", "side", "severity", "title", "body" and "suggestion") and'
+    ' "tool_findings" (a list of objects with "id", "verdict" and "why"), and nothing'
     " else."
 )
 
@@ -52,14 +53,23 @@ def build_prompt(
     context: Sequence[ContextChunk],
     omitted: Sequence[str] = (),
     policy: str = "",
+    tool_findings: str = "",
 ) -> ReviewPrompt:
     """The system instructions and the user message with PR text, diff, context and the
-    repository's review policy (``.reviewbot.toml``), each fenced."""
+    repository's review policy (``.reviewbot.toml``) and the tools' findings on the
+    changed lines (``tool_findings.render_tool_findings``), each fenced."""
     context_text = "\n\n".join(render_context_block(c) for c in context) or "(none found)"
     title, body = redact_secrets(title.strip()), redact_secrets(body.strip() or "(no description)")
     diff_text, context_text = redact_secrets(diff_text), redact_secrets(context_text)
     policy = redact_secrets(policy.strip())
-    fence = data_fence(title, body, diff_text, context_text, policy)
+    tool_findings = redact_secrets(tool_findings.strip())
+    fence = data_fence(title, body, diff_text, context_text, policy, tool_findings)
+    tools_block = (
+        "\nFindings of linters and a secret scanner on the changed lines (id, place, tool"
+        f" and rule, severity, message):\n{fence} DATA\n{tool_findings}\n{fence}\n"
+        if tool_findings
+        else ""
+    )
     policy_block = (
         "\nThe repository's review policy (from .reviewbot.toml on its default branch):\n"
         f"{fence} POLICY\n{policy}\n{fence}\n"
@@ -81,5 +91,6 @@ def build_prompt(
         context=context_text,
         omitted=left_out,
         policy=policy_block,
+        tools=tools_block,
     )
     return ReviewPrompt(SYSTEM, user)

@@ -244,6 +244,54 @@ def test_repository_detail_runs_skipped_files_and_search(
     assert client.get("/admin/repositories/999999").status_code == 404
 
 
+def test_repository_detail_shows_each_tool_its_findings_and_rejections(
+    client: TestClient, seeded: Seeded, engine: Engine
+) -> None:
+    from app.db.queries.review_feedback import FeedbackRow, record_feedback
+    from app.review.feedback import title_key
+
+    def told(comment_id: int, title: str, verdict: str) -> FeedbackRow:
+        return FeedbackRow(
+            3,
+            comment_id,
+            f"{comment_id:016x}",
+            title_key(title),
+            "a.sh",
+            0,
+            int(verdict == "rejected"),
+            False,
+            verdict,
+        )
+
+    with engine.begin() as conn:
+        record_feedback(
+            conn,
+            seeded.shop_id,
+            [
+                told(1, "shellcheck SC2086: Double quote to prevent globbing", "rejected"),
+                told(2, "shellcheck SC2034: foo appears unused", "accepted"),
+                told(3, "detect-secrets AWS Access Key: a secret in the code", "none"),
+                told(4, "Fraction passed where a percent is expected", "rejected"),
+            ],
+        )
+    signed_in(client)
+    rows = {
+        r.split()[1]: r
+        for r in _rows(client.get(f"/admin/repositories/{seeded.shop_id}").text, "tools")
+    }
+    assert set(rows) == {
+        "ruff",
+        "shellcheck",
+        "hadolint",
+        "yamllint",
+        "detect-secrets",
+        "codespell",
+    }
+    assert rows["shellcheck"].split()[-2:] == ["2", "1"]  # the model's own is not counted
+    assert rows["detect-secrets"].split()[-2:] == ["1", "0"]
+    assert rows["ruff"].split()[-2:] == ["0", "0"] and "not installed" not in rows["ruff"]
+
+
 def test_search_failures_are_shown_not_raised(
     client: TestClient, seeded: Seeded, admin_settings: Settings, engine: Engine
 ) -> None:

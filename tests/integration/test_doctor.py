@@ -43,7 +43,9 @@ def test_a_healthy_installation_passes_every_check(
         "summary model": True,
         "embeddings": True,
         "git": True,
+        "tools": True,
     }
+    assert "shellcheck 0." in checks["tools"].detail  # type: ignore[attr-defined]
     assert "1 installation" in checks["GitHub App"].detail  # type: ignore[attr-defined]
     assert "response format json_schema" in checks["review model"].detail  # type: ignore[attr-defined]
 

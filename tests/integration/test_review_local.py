@@ -302,6 +302,7 @@ def test_llama_cpp_like_server_reviews_through_its_quirks(
         "summary",
         "walkthrough",
         "comments",
+        "tool_findings",
     ]
     assert all(b["max_tokens"] == llm_settings.review_max_tokens for b in reviews)
     assert all(b.get("max_tokens") for b in fake_openai.bodies(CHAT))  # summaries too
@@ -381,3 +382,21 @@ def test_a_wrong_shape_and_no_time_left_to_ask_again_is_a_format_failure(
     with pytest.raises(ReviewFormatError, match=r"did not follow the review format, and the"):
         run_review(client, local.prepared, budgeted)
     assert time.monotonic() - started < 2 + 1
+
+
+def test_without_a_model_the_tools_findings_are_still_printed(
+    cli_env: URL, history: tuple[GitRepo, str]
+) -> None:
+    repo, _ = history
+    base = repo.git("rev-parse", "HEAD").decode().strip()
+    repo.write("deploy.sh", "#!/bin/sh\nname=$1\nrm -rf $name/tmp\n")
+    repo.commit("Add the deployment script")
+    args = ["review", "--repo", str(repo.root), "--base", base, "--head", "HEAD"]
+    shown = runner.invoke(cli, args)
+    assert shown.exit_code == 0, shown.output
+    assert "===== tool findings on the changed lines =====" in shown.stdout
+    assert "deploy.sh:3 minor shellcheck SC2086: Double quote" in shown.stdout
+    data = json.loads(runner.invoke(cli, [*args, "--json"]).stdout)
+    [finding] = [f for f in data["tools"]["findings"] if f["tool"] == "shellcheck"]
+    assert (finding["line"], finding["fix"]) == (3, 'rm -rf "$name"/tmp')
+    assert "T1 deploy.sh:3 [shellcheck SC2086, minor]" in data["prompt"]["user"]

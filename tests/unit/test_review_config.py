@@ -38,6 +38,12 @@ instructions = "Every migration must be reversible."
 [[review.path_instructions]]
 path = "docs/**"
 instructions = "Check the links."
+
+[tools]
+disable = ["codespell"]
+skip = ["vendor/**"]
+diff_context = 2
+min_severity = "minor"
 """
 
 
@@ -51,6 +57,10 @@ def test_every_key_is_read() -> None:
         True,
         True,
     ]
+    tools = config.tools
+    assert (tools.runs("ruff"), tools.runs("codespell")) == (True, False)
+    assert tools.skipped("vendor/lib/x.sh") and not tools.skipped("src/x.sh")
+    assert (tools.diff_context, tools.min_severity) == (2, "minor")
     policy = config.policy(["migrations/0002_users.py", "src/app.py"])
     assert "We use structlog" in policy
     assert "Every migration must be reversible." in policy
@@ -91,6 +101,12 @@ def test_no_table_is_the_defaults() -> None:
         ('[review]\nignore_labels = "wip"\n', "review.ignore_labels must be a list of strings"),
         ('[review]\nignore_title = "(unclosed"\n', "review.ignore_title is not a regular"),
         ("[review\n", "invalid TOML"),
+        ("[tools]\nlinters = 1\n", "unknown keys in [tools]: linters"),
+        ('[tools]\ndisable = ["eslint"]\n', "tools.disable names unknown tools eslint"),
+        ('[tools]\nenabled = "yes"\n', "tools.enabled must be true or false"),
+        ("[tools]\ndiff_context = 99\n", "tools.diff_context must be from 0 to 20"),
+        ('[tools]\nmin_severity = "high"\n', "tools.min_severity must be one of nit, minor"),
+        ('[tools]\nskip = "vendor"\n', "tools.skip must be a list of strings"),
     ],
 )
 def test_a_bad_file_names_the_key_and_the_problem(text: str, said: str) -> None:
@@ -101,7 +117,11 @@ def test_a_bad_file_names_the_key_and_the_problem(text: str, said: str) -> None:
 
 def test_check_knows_every_table() -> None:
     said = check_config(FULL, "t.toml")
-    assert len(said) == 4 and "gate critical" in said[2] and "ignore_title '^WIP'" in said[3]
+    assert len(said) == 5 and "gate critical" in said[2] and "ignore_title '^WIP'" in said[3]
+    assert said[4] == (
+        "[tools] enabled True, disable ['codespell'], skip ['vendor/**'], diff_context 2,"
+        " min_severity minor"
+    )
     with pytest.raises(ConfigError, match="unknown tables reviews"):
         check_config("[reviews]\n", "t.toml")
     with pytest.raises(ConfigError, match=r"unknown keys in \[index\]"):

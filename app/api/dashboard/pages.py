@@ -18,13 +18,17 @@ from app.db.queries.chunks import chunk_code
 from app.db.queries.index_runs import index_run_page
 from app.db.queries.jobs import STATUSES, job_counts, job_page
 from app.db.queries.repositories import find_repository, repository, repository_page, totals
+from app.db.queries.review_feedback import feedback_by_prefix
 from app.db.queries.reviews import review_counts, review_page
 from app.db.queries.usage import daily_usage, installations_today, top_pull_requests
 from app.errors import ReviewbotError
 from app.indexing.embedder import select_embedder
 from app.llm.prices import model_prices
 from app.retrieval.retrieve import search_question
+from app.review.feedback import title_key
 from app.runtime import Runtime
+from app.tools.catalog import TOOL_NAMES
+from app.tools.versions import installed_tools
 
 router = APIRouter(prefix="/admin")
 SPEND_DAYS = 14
@@ -111,6 +115,10 @@ def repository_detail(
         if repo is None:
             return render(request, "missing.html", _page(operator, "repositories"), status=404)
         runs = index_run_page(conn, repo_id, PAGE_SIZE + 1, before)
+        prefixes = {name: title_key(name) for name in TOOL_NAMES}
+        told = feedback_by_prefix(conn, repo_id, prefixes)
+    versions = installed_tools()
+    tools = [(name, versions.get(name), *told[name]) for name in TOOL_NAMES]
     hits, code, error = [], {}, None
     if q and q.strip():
         try:
@@ -133,6 +141,7 @@ def repository_detail(
         hits=hits,
         code=code,
         search_error=error,
+        tools=tools,
     )
     return render(request, "repository.html", context)
 

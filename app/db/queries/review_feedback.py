@@ -91,3 +91,21 @@ def feedback_counts(conn: Connection) -> list[tuple[str, str, int]]:
         )
     )
     return [(name, verdict, int(n)) for name, verdict, n in rows]
+
+
+def feedback_by_prefix(
+    conn: Connection, repo_id: int, prefixes: dict[str, str]
+) -> dict[str, tuple[int, int]]:
+    """For each name, (findings read back, of them rejected) among those whose title key
+    begins with its prefix: a tool's findings, by the tool's name in their titles."""
+    found = {}
+    for name, prefix in prefixes.items():
+        row = conn.execute(
+            text(
+                "SELECT count(*), count(*) FILTER (WHERE verdict = 'rejected')"
+                " FROM review_feedback WHERE repository_id = :r AND title_key LIKE :p"
+            ),
+            {"r": repo_id, "p": prefix.replace("%", "").replace("_", "") + " %"},
+        ).one()
+        found[name] = (int(row[0]), int(row[1]))
+    return found
