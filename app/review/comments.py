@@ -70,9 +70,17 @@ class ReviewComment:
         }
 
 
+#: Opens the model's reason beside a tool's finding (``tool_findings.tool_comment``): it
+#: is worded anew by each review, so the fingerprint leaves it out.
+WHY_PREFIX = "**Why it matters here:**"
+_WHY = re.compile(rf"\n\n{re.escape(WHY_PREFIX)}[^\n]*")
+
+
 def fingerprint(path: str, title: str, body: str) -> str:
     def norm(text: str) -> str:
         return " ".join(re.sub(r"[^a-z ]+", " ", text.lower()).split())
+
+    body = _WHY.sub("", body)
 
     return hashlib.sha256(f"{path}\0{norm(title)}\0{norm(body)}".encode()).hexdigest()[:16]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 
 import openai
@@ -158,18 +159,28 @@ def prepare_review(
     excluded = tuple(d.path for d in diffs if config.excluded(d.path))
     diffs = [d for d in diffs if d.path not in excluded]
     read = _remembered(read)
-    changed = changed_functions(diffs, read)
-    tools = run_tools(diffs, lambda path: read(path, "new"), config.tools)
-    numbered = list(enumerate(tools.findings))
     counter = token_counter()
     budget = counter.usable(settings.diff_token_budget)
     calls = config.max_review_calls or settings.max_review_calls
-    plan = plan_groups(diffs, changed, budget, calls, counter.count)
+    with ThreadPoolExecutor(max_workers=1) as beside:  # the tools run while context is found
+        running = beside.submit(run_tools, diffs, lambda path: read(path, "new"), config.tools)
+        changed = changed_functions(diffs, read)
+        plan = plan_groups(diffs, changed, budget, calls, counter.count)
+        contexts = [
+            retrieve_context(
+                engine,
+                repo,
+                group,
+                [c for c in changed if c.file_path in _paths(group)],
+                embedder,
+                settings,
+            )
+            for group in plan.groups
+        ]
+        tools = running.result()
+    numbered = list(enumerate(tools.findings))
     parts = []
-    for group in plan.groups:
-        paths = {d.path for d in group}
-        mine = [c for c in changed if c.file_path in paths]
-        context = retrieve_context(engine, repo, group, mine, embedder, settings)
+    for group, context in zip(plan.groups, contexts, strict=True):
         fitted = fit_diff(group, budget, counter.count)
         prompt = build_prompt(
             title,
@@ -178,7 +189,7 @@ def prepare_review(
             context.context,
             fitted.omitted,
             config.policy([d.path for d in group]),
-            render_tool_findings((i, f) for i, f in numbered if f.path in paths),
+            render_tool_findings((i, f) for i, f in numbered if f.path in _paths(group)),
         )
         tokens = counter.count(prompt.system) + counter.count(prompt.user)
         parts.append(ReviewPart(group, context, fitted, prompt, tokens))
@@ -190,6 +201,10 @@ def prepare_review(
     return PreparedReview(
         diffs, changed, parts, counter.name, config, excluded, tuple(plan.not_reviewed), tools
     )
+
+
+def _paths(group: Sequence[FileDiff]) -> set[str]:
+    return {d.path for d in group}
 
 
 def _remembered(read: SourceReader) -> SourceReader:

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from app.review.comments import WHY_PREFIX
 from app.tools.findings import ToolFinding
 from app.tools.stage import ToolReport
 from app.wording import counted
@@ -90,7 +91,7 @@ def tool_comment(finding: ToolFinding, why: str = "") -> dict[str, object]:
     )
     body = finding.message
     if why:
-        body += f"\n\n**Why it matters here:** {why}"
+        body += f"\n\n{WHY_PREFIX} {' '.join(why.split())}"
     body += f"\n\nFound by {rule}."
     last = max(finding.end_line, finding.line)
     return {

@@ -142,3 +142,14 @@ def test_configurations_that_could_reach_outside_are_refused() -> None:
     assert not shellcheck.config_safe(".shellcheckrc", "source-path=/etc\n")
     assert shellcheck.checks("scripts/deploy.sh") and not tool("ruff").checks("a.sh")
     assert tool("hadolint").checks("docker/Dockerfile.prod")
+
+
+def test_a_findings_fingerprint_does_not_change_with_the_models_words() -> None:
+    """A `/review` of the same head asks the model again, which words its reason anew:
+    the finding is still the one posted before, and is not posted twice."""
+    first = tool_comment(SC2086, "Spaces in the name split it.")
+    again = tool_comment(SC2086, "A name with a space\\ndeletes another folder.")
+    posted = validate_comments([first], parse_diff(DIFF), 10).comments[0].fingerprint
+    assert validate_comments([again], parse_diff(DIFF), 10, [posted]).comments == []
+    other = tool_comment(replace(SC2086, message="Quote it in line 9 too."))
+    assert validate_comments([other], parse_diff(DIFF), 10, [posted]).comments
