@@ -25,6 +25,7 @@ from app.errors import ReviewbotError
 from app.indexing.embedder import HASH_MODEL, EmbeddingUsage, select_embedder
 from app.llm.client import describe_model_failure, make_openai_client
 from app.review.model import FORMATS
+from app.tools.catalog import TOOLS
 from app.tools.versions import tool_versions
 from app.wording import counted
 
@@ -65,8 +66,12 @@ def tools(versions: Mapping[str, str | None] | None = None) -> Check:
     """The linters and the secret scanner of the tools stage, with their versions
     (``versions``: as ``tool_versions`` finds them)."""
     versions = tool_versions() if versions is None else versions
-    missing = [name for name, version in versions.items() if version is None]
+    optional = {t.name for t in TOOLS if t.optional}
+    missing = [n for n, version in versions.items() if version is None and n not in optional]
     listed = ", ".join(f"{n} {v}" for n, v in versions.items() if v is not None)
+    absent = [n for n in optional if versions.get(n) is None]
+    if absent:
+        listed += f"; {', '.join(absent)} (optional) not installed"
     if missing:
         return Check(
             "tools",

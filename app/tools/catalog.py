@@ -43,6 +43,10 @@ class Tool:
     #: files it is given at most per run (the rest in further runs)
     batch: int = 200
     excludes: tuple[str, ...] = ()
+    #: an optional extra: where it is not installed, nothing is said (and not a problem)
+    optional: bool = False
+    #: address space it needs at least (a runtime that reserves much of it up front)
+    memory_bytes: int = 0
 
     def checks(self, path: str) -> bool:
         name = posixpath.basename(path)
@@ -95,6 +99,10 @@ def _detect_secrets(config: bool) -> list[str]:
     # never a baseline (its plugins are files of code), nor verification (the network)
     return ["scan", "--no-verify", *(f"--disable-plugin={p}" for p in NOISY_DETECTORS)]
 
+
+#: reviewbot's own rules (semgrep's registry needs the network): the repository's
+#: semgrep configuration is never used, as its rules may name files outside the change
+SEMGREP_RULES = Path(__file__).with_name("semgrep_rules.yml")
 
 #: detect-secrets' detectors of random-looking strings and addresses: hashes, lock files
 #: and test data set them off far more often than secrets (bench/RESULTS.md).
@@ -159,6 +167,25 @@ TOOLS: tuple[Tool, ...] = (
         configs=(".codespellrc",),
         ok_codes=frozenset({0, 65}),
         excludes=LOCK_FILES,
+    ),
+    Tool(
+        "semgrep",
+        "semgrep",
+        ("*.py", "*.js", "*.jsx", "*.mjs", "*.cjs", "*.ts", "*.tsx", "*.go"),
+        lambda config: [
+            "scan",
+            f"--config={SEMGREP_RULES}",
+            "--json",
+            "--metrics=off",
+            "--disable-version-check",
+            "--quiet",
+            "--jobs=1",
+            "--max-memory=1500",  # MB a file's analysis may use
+        ],
+        parsers.semgrep,
+        version_arguments=("--version", "--disable-version-check"),  # else it asks the network
+        optional=True,
+        memory_bytes=4 << 30,  # OCaml's runtime reserves address space for its heap
     ),
 )
 TOOL_NAMES = tuple(t.name for t in TOOLS)

@@ -257,3 +257,31 @@ def codespell(output: bytes, root: str, texts: Texts) -> list[ToolFinding]:
         # one fix only: "teh ==> the, tea" offers several
         found.append(_with_fix(finding, edits if "," not in fixed else [], texts))
     return found
+
+
+SEMGREP_SEVERITY = {"ERROR": "major", "WARNING": "minor", "INFO": "nit"}
+
+
+def semgrep(output: bytes, root: str, texts: Texts) -> list[ToolFinding]:
+    """semgrep's JSON report of reviewbot's own rules (``semgrep_rules.yml``)."""
+    report = _json(output, "semgrep") or {}
+    found = []
+    for item in report.get("results") or []:
+        extra = item.get("extra") or {}
+        message = " ".join(str(extra.get("message") or item.get("check_id")).split())
+        references = (extra.get("metadata") or {}).get("references") or [""]
+        start = int((item.get("start") or {}).get("line") or 1)
+        found.append(
+            ToolFinding(
+                "semgrep",
+                str(item.get("check_id") or "").rsplit(".", 1)[-1],
+                message.split("; ")[0].split(" (")[0].rstrip("."),
+                _relative(str(item.get("path") or ""), root),
+                start,
+                int((item.get("end") or {}).get("line") or start),
+                SEMGREP_SEVERITY.get(str(extra.get("severity")), "minor"),
+                message,
+                str(references[0]),
+            )
+        )
+    return found

@@ -11,7 +11,7 @@ import posixpath
 import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from app.diff.parse import FileDiff, FileStatus
@@ -68,7 +68,7 @@ def run_tools(
 ) -> ToolReport:
     """Run ``policy``'s tools on what ``diffs`` changed; the findings on changed lines, at
     the policy's severity or above, once each, most severe first."""
-    wanted = [t for t in tools if policy.runs(t.name)]
+    wanted = [t for t in tools if policy.runs(t.name) and not (t.optional and t.locate() is None)]
     if not wanted:
         return ToolReport()
     texts, skipped = _files(diffs, read, policy, wanted)
@@ -147,6 +147,7 @@ def _run(
         if unsafe
         else ", ".join(used)
     )
+    limits = replace(limits, memory_bytes=max(limits.memory_bytes, tool.memory_bytes))
     run, findings = _run_with(tool, executable, paths, texts, used, limits)
     if run.problem and used:  # a configuration this version cannot read: the defaults
         run, findings = _run_with(tool, executable, paths, texts, {}, limits)

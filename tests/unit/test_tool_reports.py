@@ -123,3 +123,20 @@ def test_ruffs_rules_by_what_they_catch(code: str, severity: str) -> None:
 def test_codespell_leaves_out_two_letter_words() -> None:
     said = b"a.py:1: te ==> the, be\na.py:2: teh ==> the\n"
     assert [f.title for f in parsers.codespell(said, ROOT, {})] == ["misspelling: teh"]
+
+
+def test_semgrep_with_reviewbots_rules() -> None:
+    texts = {"b.py": (DATA / "src-semgrep.py.txt").read_text()}
+    found = parsers.semgrep(report("semgrep.json"), "", texts)
+    by_place = {(f.path, f.line): f for f in found if f.path == "b.py"}
+    shell = by_place[("b.py", 5)]
+    assert (shell.rule, shell.severity) == ("python-shell-command-from-data", "major")
+    assert shell.title == "A shell command built from data runs whatever the data holds"
+    assert shell.url == "https://cwe.mitre.org/data/definitions/78.html"
+    assert by_place[("b.py", 9)].severity == "minor"  # pickle: a WARNING
+    # the negatives of the rules: a safe loader, a literal eval, an argument list
+    assert not {6, 8, 11} & {line for _, line in by_place}
+    assert {f.rule for f in found if f.path == "d.go"} == {
+        "go-tls-verification-off",
+        "go-shell-command-from-data",
+    }
