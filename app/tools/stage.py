@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from app.diff.parse import FileDiff, FileStatus
+from app.errors import ReviewbotError
 from app.logs import kv
 from app.tools.catalog import TOOLS, Tool
 from app.tools.findings import ToolFinding, at_least, deduplicated, on_changed_lines
@@ -67,7 +68,23 @@ def run_tools(
     tools: Sequence[Tool] = TOOLS,
 ) -> ToolReport:
     """Run ``policy``'s tools on what ``diffs`` changed; the findings on changed lines, at
-    the policy's severity or above, once each, most severe first."""
+    the policy's severity or above, once each, most severe first. A stage that cannot
+    run (the host failing to give a file, no room for the scratch folder) is one
+    problem in the report: the review goes on without the tools."""
+    try:
+        return _stage(diffs, read, policy, limits, tools)
+    except (ReviewbotError, OSError) as exc:
+        log.warning(kv("tools.failed", error=str(exc)), exc_info=True)
+        return ToolReport(runs=[ToolRun("tools", 0, 0, 0.0, f"could not run ({exc})")])
+
+
+def _stage(
+    diffs: Sequence[FileDiff],
+    read: Read,
+    policy: ToolsPolicy,
+    limits: Limits,
+    tools: Sequence[Tool],
+) -> ToolReport:
     wanted = [t for t in tools if policy.runs(t.name) and not (t.optional and t.locate() is None)]
     if not wanted:
         return ToolReport()

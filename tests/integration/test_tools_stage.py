@@ -246,3 +246,19 @@ def test_doctor_names_an_optional_tool_not_installed_without_failing() -> None:
     versions = {t.name: "1.0" for t in TOOLS if not t.optional} | {"semgrep": None}
     found = tools_check(versions)
     assert found.ok and found.detail.endswith("; semgrep (optional) not installed")
+
+
+def test_a_host_that_fails_to_give_a_file_leaves_the_review_without_tools(
+    repo: GitRepo,
+) -> None:
+    from app.forge.protocol import ForgeError
+
+    def failing(path: str) -> bytes | None:
+        raise ForgeError("GitHub GET /contents/deploy.sh failed with HTTP 502", 502)
+
+    diffs, _ = changed(repo, SEEDED)
+    report = run_tools(diffs, failing, ToolsPolicy())
+    assert report.findings == []
+    assert report.problems == [
+        "tools: could not run (GitHub GET /contents/deploy.sh failed with HTTP 502)"
+    ]
