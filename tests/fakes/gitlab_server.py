@@ -522,7 +522,8 @@ class FakeGitLab:
         """Merge request approvals (the MR Approvals API): ``approve`` with ``sha`` other
         than the head is 409, a second approval by one user 401, ``unapprove`` without an
         approval 404; ``approval_state`` is 404 without approval rules (Free)."""
-        user = {"username": self.bot_username, "id": 7}
+        me = self.bot_username
+        user = {"username": me, "id": 7}
         approved = [{"user": {"username": u}} for u in mr.approved_by]
         if sub == "/approval_state" and method == "GET":
             if mr.approval_rules is None:
@@ -543,12 +544,12 @@ class FakeGitLab:
                 return self._refuse(method, "/approve", f"unknown fields {sorted(data)}")
             if data.get("sha") not in (None, mr.head):
                 return _json(409, {"message": "SHA does not match HEAD of source branch"})
-            if user["username"] in mr.approved_by:
+            if me in mr.approved_by:
                 return _json(401, {"message": "401 Unauthorized"})
-            mr.approved_by[user["username"]] = mr.head
+            mr.approved_by[me] = mr.head
             return _json(201, {"approved_by": [*approved, {"user": user}]})
         if sub == "/unapprove" and method == "POST":
-            if mr.approved_by.pop(user["username"], None) is None:
+            if mr.approved_by.pop(me, None) is None:
                 return _json(404, {"message": "404 Not found"})
             return _json(201, {"approved_by": []})
         return _json(404, {"message": "404 Not found"})
