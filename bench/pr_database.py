@@ -170,9 +170,11 @@ def main() -> None:
                     start, end = line[first], line[last]
                     diffs = parse_diff(git_bytes(git_dir, "diff", start, end))
                     sides = {"old": start, "new": end}
-                    changed = changed_functions(
-                        diffs, lambda path, side, s=sides: local.read(s[side], path)
-                    )
+
+                    def read(path: str, side: str, s: dict[str, str] = sides) -> bytes | None:
+                        return local.read(s[side], path)
+
+                    changed = changed_functions(diffs, read)
                     searched = [c for c in changed if c.chunk.language is not None]
                     if len(searched) >= args.functions:
                         prs.append((diffs, most_changed(searched, args.functions)))

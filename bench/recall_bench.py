@@ -339,8 +339,10 @@ def report(rows: list[dict[str, object]], timings: dict[str, list[float]], embed
                     + " |"
                 )
     fills = sorted(
-        float(r["fill@4000"]) for r in rows if "fill@4000" in r and r["retriever"] == "reviewbot"
-    )  # type: ignore[arg-type]
+        float(str(r["fill@4000"]))
+        for r in rows
+        if "fill@4000" in r and r["retriever"] == "reviewbot"
+    )
     if fills:
         print(
             f"\nbudget filled at 4000 tokens (reviewbot, exact tokens, the {len(fills)} cases"

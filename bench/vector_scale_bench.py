@@ -39,6 +39,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from pgvector import HalfVector
@@ -55,7 +56,7 @@ from app.diff.changed import ChangedFunction
 from app.diff.parse import FileDiff, FileStatus
 from app.indexing.chunks import Chunk
 from app.indexing.links import Link
-from app.retrieval.candidates import candidate_chunks, lexical_terms
+from app.retrieval.candidates import SearchInput, candidate_chunks, lexical_terms
 from app.retrieval.full_text import lexical_signals
 from app.retrieval.queries import RetrievalQuery
 from app.retrieval.signals import vector_signals
@@ -142,10 +143,12 @@ def load(engine: Engine, sizes: list[int], corpus: Corpus) -> dict[str, float]:
         definitions = _drop_chunk_indexes(conn)
     raw = engine.raw_connection()
     try:
-        register_vector(raw.driver_connection)
+        pg = raw.driver_connection
+        assert pg is not None
+        register_vector(pg)
         for n, size in enumerate(sizes):
-            _load_repository(raw.driver_connection, n, size, corpus)
-            raw.driver_connection.commit()
+            _load_repository(pg, n, size, corpus)
+            pg.commit()
             if n % 100 == 0 or size > 10_000:
                 print(f"  repo {n}: {size} chunks, {time.perf_counter() - started:.0f} s")
     finally:
@@ -174,7 +177,7 @@ def _drop_chunk_indexes(conn: Connection) -> list[str]:
     return [definition for _, definition in rows]
 
 
-def _load_repository(pg, n: int, size: int, corpus: Corpus) -> None:
+def _load_repository(pg: Any, n: int, size: int, corpus: Corpus) -> None:
     rng = np.random.default_rng((corpus.seed, n, 4))
     cur = pg.cursor()
     repo_id = cur.execute(
@@ -344,8 +347,8 @@ def measure_queries(
         conn.rollback()
         for n, count in repos.items():
             bucket = _bucket(sizes[n])
-            queries = corpus.queries(n, sizes[n], count, seed=0)
-            for q, exact in zip(queries, _exact(corpus, n, sizes[n], queries), strict=True):
+            asked = corpus.queries(n, sizes[n], count, seed=0)
+            for q, exact in zip(asked, _exact(corpus, n, sizes[n], asked), strict=True):
                 with conn.begin():  # the search and its set-up (probes)
                     began = time.perf_counter()
                     found = vector_signals(conn, ids[n], [q], MODEL, [], 10)[0]
@@ -497,7 +500,14 @@ def _one_pr(
     diffs = [FileDiff(path, path, FileStatus.MODIFIED, False, ()) for path in paths]
     began = time.perf_counter()
     candidate_chunks(
-        engine, f"bench/repo-{n}", MODEL, functions, diffs, functions, queries, vectors, settings
+        engine,
+        f"bench/repo-{n}",
+        functions,
+        diffs,
+        SearchInput(functions, queries, vectors, MODEL, diffs),
+        settings.retrieval_signals,
+        settings.retrieval_per_signal,
+        settings.retrieval_secondary_paths,
     )
     whole = time.perf_counter() - began
     k = settings.retrieval_per_signal
@@ -512,7 +522,7 @@ def _one_pr(
     return whole, vector, lexical
 
 
-def _changed(row) -> ChangedFunction:
+def _changed(row: Any) -> ChangedFunction:
     chunk = Chunk(
         file_path=row.file_path,
         language="python",
@@ -594,11 +604,11 @@ def _fixed_probes(probes: int) -> Iterator[None]:
         found = settings(conn, repo_id)
         return (found[0], min(found[0], probes)) if found else None
 
-    vector_index.index_settings = fixed  # type: ignore[assignment]
+    vector_index.index_settings = fixed
     try:
         yield
     finally:
-        vector_index.index_settings = settings  # type: ignore[assignment]
+        vector_index.index_settings = settings
 
 
 def _phases(phase: str) -> Iterator[str]:
