@@ -19,7 +19,7 @@ Phases (each reuses what the previous left in ``--data-dir``):
 ``load`` fills the app's own schema (code_chunks, source_files, chunk_links) by COPY;
 ``index`` builds the vector indexes with the app's own rule (``app.db.vector_index``) and
 reports time, sizes and the server's peak RSS; ``query`` runs the app's filtered vector
-search (``vector_signals``, its set-up included) for single queries and measures
+search (``vector_scores``, its set-up included) for single queries and measures
 recall@10 against an exact scan, then the app's whole per-PR database path as a review
 times it (``candidate_chunks``: the repository's model checked, stale rows found, the
 vector, lexical and link signals for 20 changed functions, the candidates loaded) and
@@ -50,16 +50,18 @@ from app.config import Settings
 from app.db import vector_index
 from app.db.engine import open_database
 from app.db.models import EMBEDDING_DIMS
-from app.db.vector_calibration import index_repositories
+from app.db.vector_calibration import calibrate_if_needed, decline_by_trial
+from app.db.vector_index import rebuild_if_needed
+from app.db.vector_policy import DEFAULT_POLICY, VectorIndexPolicy
 from app.db.word_counts import refresh_word_counts
 from app.diff.changed import ChangedFunction
 from app.diff.parse import FileDiff, FileStatus
 from app.indexing.chunks import Chunk
 from app.indexing.links import Link
 from app.retrieval.candidates import SearchInput, candidate_chunks, lexical_terms
-from app.retrieval.full_text import lexical_signals
+from app.retrieval.full_text import lexical_scores
 from app.retrieval.queries import RetrievalQuery
-from app.retrieval.signals import vector_signals
+from app.retrieval.signals import ids, vector_scores
 
 MODEL = "bench-synthetic"
 TOPICS = 4096
@@ -342,8 +344,8 @@ def measure_queries(
     repos = _query_repositories(sizes, queries)
     by_size: dict[str, list[tuple[float, float]]] = {}
     with engine.connect() as conn:
-        ids = _repo_ids(conn)
-        first = _first_chunk_ids(conn, ids, sizes)
+        repo_ids = _repo_ids(conn)
+        first = _first_chunk_ids(conn, repo_ids, sizes)
         conn.rollback()
         for n, count in repos.items():
             bucket = _bucket(sizes[n])
@@ -351,14 +353,14 @@ def measure_queries(
             for q, exact in zip(asked, _exact(corpus, n, sizes[n], asked), strict=True):
                 with conn.begin():  # the search and its set-up (probes)
                     began = time.perf_counter()
-                    found = vector_signals(conn, ids[n], [q], MODEL, [], 10)[0]
+                    found = ids(vector_scores(conn, repo_ids[n], [q], MODEL, [], 10))[0]
                     elapsed = time.perf_counter() - began
                 truth = {first[n] + offset for offset in exact}
                 recall = len(set(found) & truth) / len(truth)
                 by_size.setdefault(bucket, []).append((recall, elapsed))
         if prs:  # unmeasured: the pool's second connection and the backends' caches
-            _one_pr(engine, conn, ids, sizes, corpus, 0, warm_up=True)
-        pr_times = [_one_pr(engine, conn, ids, sizes, corpus, i) for i in range(prs)]
+            _one_pr(engine, conn, repo_ids, sizes, corpus, 0, warm_up=True)
+        pr_times = [_one_pr(engine, conn, repo_ids, sizes, corpus, i) for i in range(prs)]
     every = [m for ms in by_size.values() for m in ms]
     return {
         "queries": _summary(every),
@@ -513,11 +515,11 @@ def _one_pr(
     k = settings.retrieval_per_signal
     with conn.begin():  # each of the two costliest statements again, on its own
         began = time.perf_counter()
-        vector_signals(conn, repo_id, vectors, MODEL, [], k)
+        vector_scores(conn, repo_id, vectors, MODEL, [], k)
         vector = time.perf_counter() - began
         terms = [lexical_terms(f, queries) for f in functions]
         began = time.perf_counter()
-        lexical_signals(conn, repo_id, terms, [], k)
+        lexical_scores(conn, repo_id, terms, [], k)
         lexical = time.perf_counter() - began
     return whole, vector, lexical
 
@@ -617,3 +619,19 @@ def _phases(phase: str) -> Iterator[str]:
 
 if __name__ == "__main__":
     main()
+
+
+def index_repositories(
+    conn: Connection, policy: VectorIndexPolicy = DEFAULT_POLICY
+) -> dict[int, int]:
+    """The app's vector-index rule applied to every repository at once, in the caller's
+    transaction; repository id -> lists of those indexed."""
+    built = {}
+    for repo_id in conn.execute(text("SELECT id FROM repositories ORDER BY id")).scalars():
+        decline_by_trial(conn, repo_id, policy)
+        rebuild_if_needed(conn, repo_id, policy=policy)
+        calibrate_if_needed(conn, repo_id, policy)
+        lists = rebuild_if_needed(conn, repo_id, policy=policy)  # drops a declined index
+        if lists is not None:
+            built[repo_id] = lists
+    return built

@@ -20,7 +20,7 @@ from app.db.queries.repositories import (
     record_vector_index_declined,
     vector_index_declined_rows,
 )
-from app.db.vector_index import current_lists, index_comment, index_name, rebuild_if_needed
+from app.db.vector_index import current_lists, index_comment, index_name
 from app.db.vector_policy import (
     DEFAULT_POLICY,
     Calibration,
@@ -215,19 +215,3 @@ def _trial_declines(conn: Connection, repo_id: int, lists: int, policy: VectorIn
     declined = calibrate(conn, "vector_trial", lists, limit=limit, policy=policy).probes > limit
     conn.execute(text("DROP TABLE vector_trial"))
     return declined
-
-
-def index_repositories(
-    conn: Connection, policy: VectorIndexPolicy = DEFAULT_POLICY
-) -> dict[int, int]:
-    """Apply the rule to every repository, in the caller's transaction (benchmarks);
-    return repository id -> lists of those indexed."""
-    built = {}
-    for repo_id in conn.execute(text("SELECT id FROM repositories ORDER BY id")).scalars():
-        decline_by_trial(conn, repo_id, policy)
-        rebuild_if_needed(conn, repo_id, policy=policy)
-        calibrate_if_needed(conn, repo_id, policy)
-        lists = rebuild_if_needed(conn, repo_id, policy=policy)  # drops a declined index
-        if lists is not None:
-            built[repo_id] = lists
-    return built

@@ -19,7 +19,7 @@ from app.db.word_counts import (
     WordCounts,
     word_counts,
 )
-from app.retrieval.signals import Scored, ids, per_query
+from app.retrieval.signals import Scored, per_query
 
 
 @dataclass(frozen=True)
@@ -92,19 +92,6 @@ def lexical_query(
             break
         kept.append(word)
     return " | ".join(sorted(kept))
-
-
-def lexical_signals(
-    conn: Connection,
-    repo_id: int,
-    term_lists: Sequence[Sequence[str]],
-    exclude: Sequence[int],
-    k: int,
-    limits: LexicalLimits = DIFF_LIMITS,
-    counted: WordCountPolicy = DEFAULT_WORD_COUNTS,
-) -> list[list[int]]:
-    """``lexical_scores`` without the scores."""
-    return ids(lexical_scores(conn, repo_id, term_lists, exclude, k, limits, counted))
 
 
 #: Okapi BM25's term-frequency saturation and length normalisation.

@@ -33,19 +33,6 @@ ONE_PASS = OnePass()
 Scored = list[list[tuple[int, float]]]
 
 
-def vector_signals(
-    conn: Connection,
-    repo_id: int,
-    vectors: Sequence[Sequence[float]],
-    model: str,
-    exclude: Sequence[int],
-    k: int,
-    one_pass: OnePass = ONE_PASS,
-) -> list[list[int]]:
-    """``vector_scores`` without the scores."""
-    return ids(vector_scores(conn, repo_id, vectors, model, exclude, k, one_pass))
-
-
 def vector_scores(
     conn: Connection,
     repo_id: int,

@@ -25,7 +25,7 @@ from app.db.vector_index import (
 from app.db.vector_policy import DEFAULT_POLICY, VectorIndexPolicy
 from app.db.vector_sql import cosine_distance, of_width
 from app.retrieval.search import prepare_vector_search
-from app.retrieval.signals import OnePass, vector_signals
+from app.retrieval.signals import OnePass, ids, vector_scores
 from tests.chunk_rows import new_repository
 from tests.statements import recorded_statements
 
@@ -81,7 +81,7 @@ def _exact(conn: Connection, repo: int, query: list[float], k: int) -> list[int]
 
 def _app_search(engine: Engine, repo: int, query: list[float], k: int) -> list[int]:
     with engine.begin() as conn:
-        return vector_signals(conn, repo, [query], "test", [], k)[0]
+        return ids(vector_scores(conn, repo, [query], "test", [], k))[0]
 
 
 def _plan(engine: Engine, repo: int, query: list[float], width: int = EMBEDDING_DIMS) -> str:
@@ -157,7 +157,7 @@ def test_a_large_repository_without_an_index_is_searched_exactly_in_one_pass(
     statements = recorded_statements(engine)
     with engine.begin() as conn:
         assert index_settings(conn, repo) is None
-        found = vector_signals(conn, repo, queries, "test", exclude, 10, one_pass)
+        found = ids(vector_scores(conn, repo, queries, "test", exclude, 10, one_pass))
         expected = [_exact_filtered(conn, repo, q, 10, exclude) for q in queries]
     assert found == expected
     assert all(len(ids) == 10 for ids in found)
@@ -176,7 +176,7 @@ def test_a_one_pass_search_over_fewer_rows_than_asked_for_returns_them_all(
     exclude = [i for i in rows if i not in keep]  # 7 rows left to search
     queries = [_near(rows[keep[0]], rng, 0.01), _near(rows[keep[1]], rng, 0.01)]
     with engine.begin() as conn:
-        found = vector_signals(conn, repo, queries, "test", exclude, 10, OnePass(rows=1_000))
+        found = ids(vector_scores(conn, repo, queries, "test", exclude, 10, OnePass(rows=1_000)))
         expected = [_exact_filtered(conn, repo, q, 10, exclude) for q in queries]
     assert found == expected
     assert [len(ids) for ids in found] == [7, 7] and found[0][0] == keep[0]

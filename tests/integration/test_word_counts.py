@@ -17,9 +17,9 @@ from app.retrieval.full_text import (
     LexicalLimits,
     bm25_score,
     lexical_scores,
-    lexical_signals,
     query_words,
 )
+from app.retrieval.signals import ids as found_ids
 
 REPO = "acme/words"
 
@@ -67,8 +67,10 @@ def test_common_words_are_counted_and_left_out_of_queries(engine: Engine, tmp_pa
         assert "refund" not in counts.counts  # in fewer than stored_min chunks
         assert counts.chunks("refund") == 3  # taken to be in stored_min
         query = [["dispatch_common refund_invoice"]]
-        [hits] = lexical_signals(conn, repo_id, query, [], 20, counted=SMALL)
-        [only_common] = lexical_signals(conn, repo_id, [["dispatch_common"]], [], 5, counted=SMALL)
+        [hits] = found_ids(lexical_scores(conn, repo_id, query, [], 20, counted=SMALL))
+        [only_common] = found_ids(
+            lexical_scores(conn, repo_id, [["dispatch_common"]], [], 5, counted=SMALL)
+        )
         assert names(conn, hits) == ["refund_invoice"]  # the handlers matched common words only
     assert len(only_common) == 5  # a query of common words alone still searches
 
@@ -86,9 +88,10 @@ def test_a_query_keeps_its_rarest_words_within_the_budget_of_matches(
     # only the budget decides here: no word is too frequent
     tight, roomy = LexicalLimits(1.0, match_budget=10), LexicalLimits(1.0, match_budget=100)
     with engine.connect() as conn:
-        [rare_only] = lexical_signals(conn, repo_id, [["ledger refund"]], [], 50, tight, SMALL)
+        ledger = [["ledger refund"]]
+        [rare_only] = found_ids(lexical_scores(conn, repo_id, ledger, [], 50, tight, SMALL))
         assert names(conn, rare_only) == ["settle_refund"]  # 'ledger' (31 chunks) was left out
-        [both] = lexical_signals(conn, repo_id, [["ledger refund"]], [], 50, roomy, SMALL)
+        [both] = found_ids(lexical_scores(conn, repo_id, ledger, [], 50, roomy, SMALL))
         assert len(both) == 31
 
 
