@@ -43,8 +43,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.cochange_cases import CoChangeCase, case_key, mine_cochange, pinned_case
-from bench.recall_bench import Item, _recall, bm25_items, score, span_cost
-from bench.recall_cases import git
+from bench.recall_bench import _recall, bm25_items, score, span_cost
+from bench.recall_cases import Item, git
 from bench.retrieval_runner import ProductRunner, dump, print_timings, ranked, retrievers
 
 REPOS = [

@@ -33,8 +33,9 @@ from typing import Any
 
 from bench.cochange_bench import HELD_OUT, REPOS
 from bench.cochange_cases import changed_functions, old_side_lines
-from bench.recall_bench import PINNED_HEADS, Item, bm25_items, hits
-from bench.recall_cases import LANGS, SECONDARY, Definition, git, git_bytes, parse
+from bench.recall_bench import PINNED_HEADS, bm25_items, hits
+from bench.recall_cases import LANGS, SECONDARY, Definition, Item, git, git_bytes, parse
+from bench.retrieval_runner import ProductRunner, dump, masked
 
 _SKIP = re.compile(r"^(merge|bump|release|version|v?\d+\.\d+|revert|update (changelog|deps))", re.I)
 _PREFIX = re.compile(r"^[a-z]+(\([^)]*\))?!?:\s*")
@@ -121,7 +122,6 @@ def main() -> None:
     from app.config import Settings
     from app.db.engine import open_database
     from app.indexing.embedder import HashEmbedder, select_embedder
-    from bench.retrieval_runner import ProductRunner, dump
 
     rows: list[dict[str, Any]] = []
     dumped: list[dict[str, Any]] = []
@@ -208,7 +208,6 @@ def question_candidates(engine: Any, repo: str, question: str, embedder: Any) ->
 def question_items(chunks: list[Any], signals: tuple[str, ...], weights: Any = None) -> list[Item]:
     from app.retrieval.ranking import rank_context
     from app.retrieval.weights import QUESTION_MAX_PER_FILE, QUESTION_WEIGHTS
-    from bench.retrieval_runner import masked
 
     weights = weights or QUESTION_WEIGHTS
     scored = []

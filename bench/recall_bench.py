@@ -33,10 +33,10 @@ import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from bench.recall_cases import SECONDARY, Case, Definition, Snapshot, git_bytes, mine
+from bench.recall_cases import SECONDARY, Case, Definition, Item, Snapshot, git_bytes, mine
+from bench.retrieval_runner import ProductRunner, dump, print_timings, ranked, retrievers
 
 REPOS = [
     ("encode/httpx", "python"),
@@ -58,19 +58,6 @@ PINNED_HEADS = {name: str(pin["mined_from"]) for name, pin in _PINS.items()}
 HELD_OUT = frozenset(name for name, pin in _PINS.items() if pin["held_out"])
 # the held-out repositories are the co-change benchmark's, mined from the commits pinned there
 REPOS += sorted((name, str(_PINS[name]["language"])) for name in HELD_OUT)
-
-
-@dataclass(frozen=True)
-class Item:
-    path: str
-    start: int
-    end: int
-    chunk_type: str
-    cost: int
-    tokens: int = 0  # the rendered block's exact token count (the product's items only)
-    #: ceil(chars / 4) of every line from ``start`` to ``end`` (0: ``cost``): what the item
-    #: costs to a reader of its line range rather than of what the product shows of it
-    span: int = 0
 
 
 def hits(item: Item, target: Definition) -> bool:
@@ -244,7 +231,6 @@ def main() -> None:
     from app.config import Settings
     from app.db.engine import open_database
     from app.indexing.embedder import HashEmbedder, select_embedder
-    from bench.retrieval_runner import ProductRunner, dump, ranked, retrievers
 
     rows: list[dict[str, object]] = []
     dumped: list[dict[str, object]] = []
@@ -307,7 +293,6 @@ def main() -> None:
 
 
 def report(rows: list[dict[str, object]], timings: dict[str, list[float]], embedder: str) -> None:
-    from bench.retrieval_runner import print_timings, retrievers
 
     metrics = [f"R@{b}" for b in BUDGETS] + ["R@10", "MRR", "R@4000 any part"]
     metrics += [f"lines R@{b}" for b in BUDGETS]

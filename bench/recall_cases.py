@@ -29,6 +29,21 @@ from tree_sitter import Language, Node, Parser
 
 
 @dataclass(frozen=True)
+class Item:
+    """What a retriever returns: a definition's place, kind and what it costs."""
+
+    path: str
+    start: int
+    end: int
+    chunk_type: str
+    cost: int
+    tokens: int = 0  # the rendered block's exact token count (the product's items only)
+    #: ceil(chars / 4) of every line from ``start`` to ``end`` (0: ``cost``): what the item
+    #: costs to a reader of its line range rather than of what the product shows of it
+    span: int = 0
+
+
+@dataclass(frozen=True)
 class Lang:
     name: str
     module: str

@@ -18,8 +18,7 @@ from typing import Any
 
 from app.config import MAX_CHUNKS_PER_FILE
 from app.retrieval.evidence import SIGNAL_NAMES, cleared
-from bench.recall_bench import Item
-from bench.recall_cases import git_bytes
+from bench.recall_cases import Item, git_bytes
 
 #: The signals, as the product registers them (``app/retrieval/evidence.py``).
 SIGNALS = SIGNAL_NAMES
