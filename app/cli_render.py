@@ -22,7 +22,7 @@ from app.db.queries.review_feedback import FeedbackRow
 from app.git import LocalRepo
 from app.indexing.indexer import IndexReport
 from app.retrieval.retrieve import ContextResult
-from app.retrieval.search import SearchHit
+from app.retrieval.vector_search import SearchHit
 from app.review.pipeline import PreparedReview, ReviewResult
 from app.wording import counted
 

@@ -193,7 +193,7 @@ def question_candidates(engine: Any, repo: str, question: str, embedder: Any) ->
     from app.config import SECONDARY_PATHS
     from app.indexing.embedder import EmbeddingUsage
     from app.retrieval.candidates import load_candidates, question_evidence, secondary_paths
-    from app.retrieval.search import indexed_repository
+    from app.retrieval.vector_search import indexed_repository
     from app.retrieval.weights import QUESTION_WEIGHTS
 
     vectors = embedder.embed([question], EmbeddingUsage())

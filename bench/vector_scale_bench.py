@@ -60,8 +60,8 @@ from app.indexing.chunks import Chunk
 from app.indexing.links import Link
 from app.retrieval.candidates import SearchInput, candidate_chunks, lexical_terms
 from app.retrieval.full_text import lexical_scores
-from app.retrieval.queries import RetrievalQuery
-from app.retrieval.signals import ids, vector_scores
+from app.retrieval.natural_queries import RetrievalQuery
+from app.retrieval.vector_signal import ids, vector_scores
 
 MODEL = "bench-synthetic"
 TOPICS = 4096

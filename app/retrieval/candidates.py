@@ -25,12 +25,12 @@ from app.retrieval.full_text import (
     question_terms,
 )
 from app.retrieval.links import LinkHit, linked_callers, linked_definitions
-from app.retrieval.queries import RetrievalQuery
+from app.retrieval.natural_queries import RetrievalQuery
 from app.retrieval.ranking import ContextChunk
 from app.retrieval.removed import removed_names, still_using
-from app.retrieval.search import indexed_repository
 from app.retrieval.siblings import SiblingHit, sibling_chunks
-from app.retrieval.signals import Scored, vector_scores
+from app.retrieval.vector_search import indexed_repository
+from app.retrieval.vector_signal import Scored, vector_scores
 from app.retrieval.weights import RankingWeights
 from app.retrieval.window_heads import Window, headed_code, window_definitions
 

@@ -19,7 +19,7 @@ from app.db.word_counts import (
     WordCounts,
     word_counts,
 )
-from app.retrieval.signals import Scored, per_query
+from app.retrieval.vector_signal import Scored, per_query
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from sqlalchemy import Connection, text
 
 from app.diff.changed import ChangedFunction
 from app.diff.parse import FileDiff
-from app.retrieval.queries import diff_identifiers
+from app.retrieval.natural_queries import diff_identifiers
 
 #: Removed names searched for per function, at most.
 MAX_NAMES = 20

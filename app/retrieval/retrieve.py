@@ -28,10 +28,14 @@ from app.retrieval.candidates import (
 )
 from app.retrieval.edited_names import EditedNames, with_edited_names
 from app.retrieval.excerpts import with_excerpts
-from app.retrieval.queries import RetrievalQuery, describe_change_with_llm, heuristic_queries
+from app.retrieval.natural_queries import (
+    RetrievalQuery,
+    describe_change_with_llm,
+    heuristic_queries,
+)
 from app.retrieval.ranking import ContextChunk, pack, rank_context
 from app.retrieval.relevance import DIFF_RELEVANCE, RelevanceModel, scored
-from app.retrieval.search import SearchHit, indexed_repository
+from app.retrieval.vector_search import SearchHit, indexed_repository
 from app.retrieval.weights import QUESTION_MAX_PER_FILE, QUESTION_WEIGHTS, RankingWeights
 
 log = logging.getLogger(__name__)

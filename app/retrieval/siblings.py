@@ -8,7 +8,7 @@ has the same job in another place, so it often must change with it.
   same base), or, with nothing declared (duck typing), in another class of the same
   directory;
 - **implements**: Go: the same method of the other types that implement an interface
-  declaring it (``app/retrieval/interfaces.py``), and that interface;
+  declaring it (``app/retrieval/go_interfaces.py``), and that interface;
 - **pair**: the other half (``app/retrieval/pairs.py``): ``decode`` for ``encode``,
   ``__exit__`` for ``__enter__``, the asynchronous twin.
 
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, text
 
 from app.diff.changed import ChangedFunction
-from app.retrieval.interfaces import implementations
+from app.retrieval.go_interfaces import implementations
 from app.retrieval.links import resolves
 from app.retrieval.pairs import counterpart_names
 

@@ -13,7 +13,7 @@ from app.config import Settings
 from app.diff.changed import changed_functions
 from app.diff.parse import parse_diff
 from app.llm.client import make_openai_client
-from app.retrieval.queries import describe_change_with_llm
+from app.retrieval.natural_queries import describe_change_with_llm
 from tests.fakes.openai_server import CHAT, FakeOpenAI
 from tests.support.billing import DIFF, NEW, OLD
 

@@ -5,7 +5,7 @@ from pgvector.sqlalchemy import Vector
 from sqlalchemy import Engine, bindparam, text
 
 from app.db.models import EMBEDDING_DIMS
-from app.retrieval.search import RepositoryNotIndexed, indexed_repository
+from app.retrieval.vector_search import RepositoryNotIndexed, indexed_repository
 from tests.chunk_rows import new_repository
 from tests.statements import recorded_statements
 

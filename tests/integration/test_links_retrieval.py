@@ -25,10 +25,10 @@ from app.indexing.report import IndexOptions
 from app.llm.tokens import token_counter
 from app.retrieval.candidates import SECONDARY_CHANGE_WEIGHT, SearchInput, function_evidence
 from app.retrieval.links import SAME_FILE_WEIGHT, TYPE_ONLY_WEIGHT
-from app.retrieval.queries import heuristic_queries
+from app.retrieval.natural_queries import heuristic_queries
 from app.retrieval.ranking import render_context_block
 from app.retrieval.retrieve import ContextResult, build_queries, retrieve_context, vector_texts
-from app.retrieval.search import indexed_repository
+from app.retrieval.vector_search import indexed_repository
 from tests.fakes.loopback import free_port
 
 FILES = {

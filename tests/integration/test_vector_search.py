@@ -24,8 +24,8 @@ from app.db.vector_index import (
 )
 from app.db.vector_policy import DEFAULT_POLICY, VectorIndexPolicy
 from app.db.vector_sql import cosine_distance, of_width
-from app.retrieval.search import prepare_vector_search
-from app.retrieval.signals import OnePass, ids, vector_scores
+from app.retrieval.vector_search import prepare_vector_search
+from app.retrieval.vector_signal import OnePass, ids, vector_scores
 from tests.chunk_rows import new_repository
 from tests.statements import recorded_statements
 

@@ -19,7 +19,7 @@ from app.retrieval.full_text import (
     lexical_scores,
     query_words,
 )
-from app.retrieval.signals import ids as found_ids
+from app.retrieval.vector_signal import ids as found_ids
 
 REPO = "acme/words"
 

@@ -11,7 +11,7 @@ from app.git import ChangedLines, LoggedCommit, parse_log, parse_patches
 from app.indexing.history import change_set, changed_definitions, is_source
 from app.retrieval.cochange import FILE_LEVEL_WEIGHT, coupling
 from app.retrieval.full_text import bm25_score
-from app.retrieval.interfaces import Interface, implementers
+from app.retrieval.go_interfaces import Interface, implementers
 from app.retrieval.pairs import counterpart_names
 from app.retrieval.siblings import pair_place
 

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from app.db.vector_sql import cosine_distance, search_type, vector_text
-from app.retrieval.search import prepare_vector_search, searchable
+from app.retrieval.vector_search import prepare_vector_search, searchable
 
 
 @dataclass(frozen=True)
