@@ -20,9 +20,10 @@ from app.db.queries.conversations import (
     questions_last_hour,
     start_conversation,
 )
+from app.db.queries.repositories import locked_repository
 from app.diff.parse import parse_diff
 from app.flows.budget import over_budget, spend
-from app.flows.review import ensure_indexed, locked_repository
+from app.flows.index import ensure_indexed
 from app.flows.review_config import repository_review_config
 from app.forge.models import Comment, PullRequest, ReviewComment
 from app.forge.protocol import RepoHost

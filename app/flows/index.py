@@ -9,7 +9,12 @@ import tempfile
 from collections.abc import Sequence
 
 from app.db.queries.history import newest_mined
-from app.db.queries.repositories import delete_repository, index_state, repository_id
+from app.db.queries.repositories import (
+    delete_repository,
+    index_state,
+    indexed_commit,
+    repository_id,
+)
 from app.forge.models import ChangedFile
 from app.forge.protocol import ForgeError, RepoHost
 from app.git import GitError, clone_path
@@ -165,3 +170,13 @@ def purge_repository(run: Runtime, repo: str) -> None:
     with contextlib.suppress(GitError):  # a name that was never a clone's
         shutil.rmtree(clone_path(run.settings.data_dir, repo), ignore_errors=True)
     log.info(kv("repository.purged", repo=repo))
+
+
+def ensure_indexed(run: Runtime, api: RepoHost, repo: str, ref: str) -> None:
+    """Index ``repo`` at ``ref`` unless an index run of it has finished. One that is
+    under way (the installation's) is waited for, not reviewed half-written: its rows
+    are committed batch by batch, and the index lock makes this run wait for it."""
+    with run.engine.connect() as conn:
+        indexed = indexed_commit(conn, repo) is not None
+    if not indexed:
+        index_at(run, api, repo, ref)

@@ -13,11 +13,8 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 
-from sqlalchemy import Connection
-
 from app.db.model_answers import PaidAnswers
-from app.db.queries import lock_until_commit
-from app.db.queries.repositories import indexed_commit, repository_id
+from app.db.queries.repositories import indexed_commit, locked_repository
 from app.db.queries.review_feedback import rejected_findings
 from app.db.queries.reviews import (
     add_review_tokens,
@@ -33,7 +30,7 @@ from app.diff.parse import parse_diff
 from app.flows.budget import over_budget as budget_spent
 from app.flows.budget import spend
 from app.flows.findings import gate_findings, posted_findings
-from app.flows.index import index_at
+from app.flows.index import ensure_indexed
 from app.flows.posted_reviews import already_posted, marker
 from app.flows.review_config import repository_review_config
 from app.flows.threads import resolve_fixed_threads
@@ -206,11 +203,37 @@ def _review(
     ensure_indexed(run, api, repo, pr.base_sha)
     # After a push, review only the commits since the last reviewed head.
     incremental = previous_head is not None and not full
-    if previous_head is not None and not full:
-        old_ref, diff = previous_head, api.compare_diff(previous_head, pr.head_sha)
+    since = previous_head if incremental else None
+    prepared, rejected = _prepared(run, api, repo, repo_id, pr, since, config)
+    paid = PaidAnswers.of_job(run.engine, job_id)  # a retry does not pay again
+    result = run_review(llm, prepared, run.settings, posted, rejected, paid)
+    _record_model_use(run, repo, repo_id, pr_number, pr.head_sha, result)
+    comments = _post_and_record(run, api, repo, repo_id, pr, result, prepared, job_id)
+    if incremental:
+        fixed = resolve_fixed_threads(api, pr_number, pr.head_sha, llm, run.settings)
+        model = run.settings.review_model
+        spend(
+            run, repo, pr_number, "review", model, 0, fixed.prompt_tokens, fixed.completion_tokens
+        )
+    return ReviewOutcome.POSTED, f"{counted(len(comments), 'inline comment')}.\n\n{result.summary}"
+
+
+def _prepared(
+    run: Runtime,
+    api: RepoHost,
+    repo: str,
+    repo_id: int,
+    pr: PullRequest,
+    since: str | None,
+    config: ReviewConfig,
+) -> tuple[PreparedReview, Rejected]:
+    """The review's diff (the commits since ``since``, else the whole PR), its context
+    and prompt; with the query vectors' usage recorded (paid even if the review then
+    fails) and what the repository turned down before."""
+    if since is not None:
+        old_ref, diff = since, api.compare_diff(since, pr.head_sha)
     else:
-        old_ref, diff = pr.base_sha, api.pull_diff(pr_number)
-    diffs = parse_diff(diff)
+        old_ref, diff = pr.base_sha, api.pull_diff(pr.number)
 
     def read(path: str, side: str) -> bytes | None:
         return api.content(path, pr.head_sha if side == "new" else old_ref)
@@ -219,7 +242,7 @@ def _review(
     prepared = prepare_review(
         run.engine,
         repo,
-        diffs,
+        parse_diff(diff),
         read,
         title=pr.title,
         body=pr.body,
@@ -228,39 +251,44 @@ def _review(
         config=config,
     )
     queried = [part.context.embedding_usage for part in prepared.parts]
-    with run.engine.begin() as conn:  # the query vectors are paid for even if the review fails
+    with run.engine.begin() as conn:
         calls, tokens = sum(q.calls for q in queried), sum(q.tokens for q in queried)
         record_usage(conn, repo_id, "embedding", embedder.model, calls, tokens)
         rejected = Rejected.of(rejected_findings(conn, repo_id))
-    paid = PaidAnswers.of_job(run.engine, job_id)  # a retry does not pay again
-    result = run_review(llm, prepared, run.settings, posted, rejected, paid)
-    _record_model_use(run, repo, repo_id, pr_number, pr.head_sha, result)
-    # the context's lines are those of the commit the index holds
+    return prepared, rejected
+
+
+def _post_and_record(
+    run: Runtime,
+    api: RepoHost,
+    repo: str,
+    repo_id: int,
+    pr: PullRequest,
+    result: ReviewResult,
+    prepared: PreparedReview,
+    job_id: int | None,
+) -> list[ReviewComment]:
+    """Post the review (its context linked at the commit the index holds) and record it
+    as posted; the comments posted."""
     with run.engine.connect() as conn:
         indexed = indexed_commit(conn, repo) or pr.base_sha
     link = run.host.permalinks(repo, indexed)
     prices = model_prices(run.settings)
-    review_id, comments = _post(api, pr_number, pr.head_sha, result, prepared, link, prices)
+    review_id, comments = _post(api, pr.number, pr.head_sha, result, prepared, link, prices)
     fingerprints = [c.fingerprint for c in comments]
-    _finish(run, repo_id, pr_number, pr.head_sha, "posted", review_id, fingerprints)
+    _finish(run, repo_id, pr.number, pr.head_sha, "posted", review_id, fingerprints)
     log.info(
         kv(
             "review.posted",
             repo=repo,
-            pr=pr_number,
+            pr=pr.number,
             head=pr.head_sha,
             job_id=job_id,
             comments=len(comments),
             calls=result.calls,
         )
     )
-    if incremental:
-        fixed = resolve_fixed_threads(api, pr_number, pr.head_sha, llm, run.settings)
-        model = run.settings.review_model
-        spend(
-            run, repo, pr_number, "review", model, 0, fixed.prompt_tokens, fixed.completion_tokens
-        )
-    return ReviewOutcome.POSTED, f"{counted(len(comments), 'inline comment')}.\n\n{result.summary}"
+    return comments
 
 
 def _claim(
@@ -276,24 +304,6 @@ def _claim(
         posted = posted_fingerprints(conn, repo_id, pr_number)
         claim_review(conn, repo_id, pr_number, base, head)
     return repo_id, previous, posted
-
-
-def locked_repository(conn: Connection, repo: str, installation_id: int, key: str) -> int:
-    """The repository's id, with ``key`` locked until the transaction ends: one claim at
-    a time per review or question."""
-    repo_id = int(repository_id(conn, repo, installation_id=installation_id))
-    lock_until_commit(conn, key)
-    return repo_id
-
-
-def ensure_indexed(run: Runtime, api: RepoHost, repo: str, ref: str) -> None:
-    """Index ``repo`` at ``ref`` unless an index run of it has finished. One that is
-    under way (the installation's) is waited for, not reviewed half-written: its rows
-    are committed batch by batch, and the index lock makes this run wait for it."""
-    with run.engine.connect() as conn:
-        indexed = indexed_commit(conn, repo) is not None
-    if not indexed:
-        index_at(run, api, repo, ref)
 
 
 def _post(

@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, text
 
-from app.db.queries import where
+from app.db.queries import lock_until_commit, where
 from app.db.queries.index_runs import RUN_COLUMNS, IndexRunRow, index_run_row
 
 
@@ -226,3 +226,11 @@ def find_repository(conn: Connection, full_name: str) -> int | None:
         text("SELECT id FROM repositories WHERE full_name = :n"), {"n": full_name}
     ).scalar()
     return int(found) if found is not None else None
+
+
+def locked_repository(conn: Connection, repo: str, installation_id: int, key: str) -> int:
+    """The repository's id, with ``key`` locked until the transaction ends: one claim at
+    a time per review or question."""
+    repo_id = int(repository_id(conn, repo, installation_id=installation_id))
+    lock_until_commit(conn, key)
+    return repo_id
