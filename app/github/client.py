@@ -104,7 +104,7 @@ def call(
 class SharedTransport(httpx.HTTPTransport):
     """One transport (TLS context and connection pool) for all of the process's GitHub
     requests. Outside a ``with`` block githubkit makes an httpx client per request and
-    closes it after; each would build a TLS context (about 55 ms), and closing a shared
+    closes it after; each would build a TLS context (tens of milliseconds), and closing a shared
     pool would close it under requests of other threads. This transport outlives the
     clients: closing one leaves it open. Connections are not kept alive between requests
     (as before), so no idle socket outlives a request; the pool is thread-safe."""

@@ -53,8 +53,7 @@ class Parallelism:
     def for_this_machine(cls) -> Parallelism:
         """A worker for each core left when the run's own process and PostgreSQL's have
         one each. On two cores that is none: a worker there made a first index no faster
-        (295 against 297 s on the site-packages benchmark, bench/RESULTS.md), as the
-        three took turns."""
+        (bench/RESULTS.md), as the three took turns."""
         return cls(workers=max(0, (os.cpu_count() or 1) - 2))
 
 

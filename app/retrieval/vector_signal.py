@@ -95,7 +95,8 @@ def _exact_in_one_pass(
 ) -> Scored:
     """The exact nearest ``k`` of each query, reading the repository's rows once for all
     the queries (in parallel, when the server may), where a scan per query reads them once
-    each: at a million rows, a PR's 20 queries took 5.6 s, against 31 s (bench/RESULTS.md).
+    each (several times faster for a PR's queries; bench/RESULTS.md, "Vector search at
+    a million chunks").
 
     First, each query's distance to its ``k``-th nearest among ``sample_rows`` of the
     rows (ordered by content hash: a spread of the repository) bounds its true ``k``-th

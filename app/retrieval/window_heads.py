@@ -5,9 +5,9 @@ A definition too long for one chunk is cut into overlapping ``window`` chunks
 is what a signal found (the lines sharing the change's words, say), the reviewer is
 shown it headed by the definition's signature and its lines counted from the
 definition's first line, as a class chunk spans its members' elided bodies: the item
-names the function that may have to change, not an anonymous stretch of its body. On
-the co-change benchmark, 9 points of R@4000 were targets reached only through such a
-window (bench/RESULTS.md). Since every window of a definition then starts at its first
+names the function that may have to change, not an anonymous stretch of its body (on
+the co-change benchmark, some targets are reached only through such a window:
+bench/RESULTS.md). Since every window of a definition then starts at its first
 line, ranking keeps the best of them; other chunks overlap a headed window only where
 its own lines are (``ranking._overlap``). The same statement reads the definition's
 other windows, so a window is judged by the names of its whole definition

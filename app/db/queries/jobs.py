@@ -2,9 +2,9 @@
 each with its last recorded error.
 
 procrastinate's job manager lists jobs without a limit (``list_jobs`` returns every
-matching row) and counts them per queue with a query that took 112 ms over 100,000
-jobs (``list_queues``; a plain count per status takes 36 ms), which a page view cannot
-afford; these read the table directly. Every change of a job's state (retry, cancel)
+matching row) and counts them per queue with a query several times slower than a plain
+count per status (``list_queues``; bench/RESULTS.md), which a page view cannot afford;
+these read the table directly. Every change of a job's state (retry, cancel)
 goes through the job manager (``app/api/dashboard/actions.py``).
 """
 
