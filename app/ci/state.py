@@ -10,7 +10,7 @@ new head is reviewed from the last reviewed one, as the App does from its own ro
 from __future__ import annotations
 
 from app.db.queries.repositories import repository_id
-from app.db.queries.reviews import claim_review, finish_review, forget_reviews
+from app.db.queries.reviews import ReviewStatus, claim_review, finish_review, forget_reviews
 from app.flows.posted_reviews import already_posted, marked_heads
 from app.forge.models import PullRequest
 from app.forge.protocol import RepoHost
@@ -35,5 +35,7 @@ def restore_review_state(
         review_id, fingerprints = found if found is not None else (None, [])
         with run.engine.begin() as conn:
             claim_review(conn, repo_id, pr_number, base, head)
-            finish_review(conn, repo_id, pr_number, head, "posted", review_id, fingerprints)
+            finish_review(
+                conn, repo_id, pr_number, head, ReviewStatus.POSTED, review_id, fingerprints
+            )
     return heads

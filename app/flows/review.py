@@ -17,6 +17,7 @@ from app.db.model_answers import PaidAnswers
 from app.db.queries.repositories import indexed_commit, locked_repository
 from app.db.queries.review_feedback import rejected_findings
 from app.db.queries.reviews import (
+    ReviewStatus,
     add_review_tokens,
     claim_review,
     finish_review,
@@ -125,7 +126,7 @@ def review_pull_request(
             run, api, repo, repo_id, pr, previous_head, posted, full, job_id, config
         )
     except ReviewFormatError as exc:  # nothing to post, and asking again will not help
-        _finish(run, repo_id, pr_number, pr.head_sha, "failed")
+        _finish(run, repo_id, pr_number, pr.head_sha, ReviewStatus.FAILED)
         if check is not None:
             api.finish_check(check, "cancelled", "Review failed", str(exc))
         raise
@@ -159,7 +160,7 @@ def _reconcile(
         check = api.start_check(pr.number, pr.head_sha)
         said = "The review was posted by an earlier attempt."
         _finish_check(api, check, pr.number, gate, ReviewOutcome.POSTED, said)
-    _finish(run, repo_id, pr.number, pr.head_sha, "posted", review_id, fingerprints)
+    _finish(run, repo_id, pr.number, pr.head_sha, ReviewStatus.POSTED, review_id, fingerprints)
 
 
 def _finish_check(
@@ -198,7 +199,7 @@ def _review(
     )
     if llm is None:  # nothing can be written: no retrieval, no index for it
         log.warning(kv("review.skipped", repo=repo, pr=pr_number, reason="no LLM configured"))
-        _finish(run, repo_id, pr_number, pr.head_sha, "skipped")
+        _finish(run, repo_id, pr_number, pr.head_sha, ReviewStatus.SKIPPED)
         return ReviewOutcome.NO_MODEL, "No LLM is configured, so no review was written."
     ensure_indexed(run, api, repo, pr.base_sha)
     # After a push, review only the commits since the last reviewed head.
@@ -276,7 +277,7 @@ def _post_and_record(
     prices = model_prices(run.settings)
     review_id, comments = _post(api, pr.number, pr.head_sha, result, prepared, link, prices)
     fingerprints = [c.fingerprint for c in comments]
-    _finish(run, repo_id, pr.number, pr.head_sha, "posted", review_id, fingerprints)
+    _finish(run, repo_id, pr.number, pr.head_sha, ReviewStatus.POSTED, review_id, fingerprints)
     log.info(
         kv(
             "review.posted",
@@ -298,7 +299,8 @@ def _claim(
     is already reviewed, the last reviewed head of the PR, fingerprints already posted)."""
     with run.engine.begin() as conn:
         repo_id = locked_repository(conn, repo, installation_id, review_lock(repo, pr_number))
-        if review_status(conn, repo_id, pr_number, head) in {"posted", "skipped"} and not full:
+        done = {ReviewStatus.POSTED, ReviewStatus.SKIPPED}
+        if review_status(conn, repo_id, pr_number, head) in done and not full:
             return None, None, []
         previous = last_posted_head(conn, repo_id, pr_number, head)
         posted = posted_fingerprints(conn, repo_id, pr_number)
@@ -369,7 +371,7 @@ def _finish(
     repo_id: int,
     pr_number: int,
     head: str,
-    status: str,
+    status: ReviewStatus,
     review_id: int | None = None,
     fingerprints: Sequence[str] = (),
 ) -> None:

@@ -4,10 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 
 from sqlalchemy import Connection, text
 
 from app.db.queries import where
+
+
+class ReviewStatus(StrEnum):
+    """Where the review of one head stands (stored as its text)."""
+
+    POSTING = "posting"  # claimed: being written, or to be reconciled by a retry
+    POSTED = "posted"
+    FAILED = "failed"  # the model did not follow the format: nothing was posted
+    SKIPPED = "skipped"  # no model to write it
 
 
 @dataclass(frozen=True)
@@ -99,7 +109,7 @@ def posted_latencies(conn: Connection) -> list[float]:
 # -- the review flow's bookkeeping (app/flows/review.py) --------------------------------
 
 
-def review_status(conn: Connection, repo_id: int, pr_number: int, head: str) -> str | None:
+def review_status(conn: Connection, repo_id: int, pr_number: int, head: str) -> ReviewStatus | None:
     found = conn.execute(
         text(
             "SELECT status FROM reviews"
@@ -107,7 +117,7 @@ def review_status(conn: Connection, repo_id: int, pr_number: int, head: str) -> 
         ),
         {"r": repo_id, "p": pr_number, "h": head},
     ).scalar()
-    return str(found) if found is not None else None
+    return ReviewStatus(found) if found is not None else None
 
 
 def last_posted_head(conn: Connection, repo_id: int, pr_number: int, besides: str) -> str | None:
@@ -164,7 +174,7 @@ def finish_review(
     repo_id: int,
     pr_number: int,
     head: str,
-    status: str,
+    status: ReviewStatus,
     review_id: int | None,
     fingerprints: list[str],
 ) -> None:
