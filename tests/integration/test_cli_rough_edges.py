@@ -157,7 +157,7 @@ def test_doctor_without_a_code_host_checks_what_the_cli_needs(
     assert result.exit_code == 0, result.stdout
     assert data["mode"] == "cli"
     names = [c["name"] for c in data["checks"]]
-    assert names == ["database", "review model", "summary model", "embeddings", "git"]
+    assert names == ["database", "review model", "summary model", "embeddings", "git", "tools"]
     shown = runner.invoke(cli, ["doctor"])
     assert "No code host is configured" in shown.stdout
     assert "on GitLab set GITLAB_TOKEN" in shown.stdout
