@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from app.review.comments import WHY_PREFIX
+from app.review.markdown import inert
 from app.tools.findings import ToolFinding
 from app.tools.stage import ToolReport
 from app.wording import counted
@@ -126,7 +127,8 @@ def tools_markdown(report: ToolReport, dismissed: Sequence[str]) -> str:
         if not r.problem
     ]
     rows += [f"- not checked: {s}" for s in report.skipped]
-    rows += [f"- dismissed by the review: {d}" for d in dismissed]
+    # the model wrote the reasons: inert, as the rest of what it writes in the review
+    rows += [f"- dismissed by the review: {inert(d)}" for d in dismissed]
     if rows:
         parts.append(
             "<details><summary>Checked by tools</summary>\n\n" + "\n".join(rows) + "\n</details>"

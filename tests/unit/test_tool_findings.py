@@ -153,3 +153,12 @@ def test_a_findings_fingerprint_does_not_change_with_the_models_words() -> None:
     assert validate_comments([again], parse_diff(DIFF), 10, [posted]).comments == []
     other = tool_comment(replace(SC2086, message="Quote it in line 9 too."))
     assert validate_comments([other], parse_diff(DIFF), 10, [posted]).comments
+
+
+def test_a_dismissal_the_model_wrote_is_made_inert_in_the_review_body() -> None:
+    said = tools_markdown(
+        ToolReport([], [ToolRun("ruff", 1, 0, 0.1)]),
+        ["ruff F821 at a.py:2: @maintainers <img src=x onerror=alert(1)> fixture"],
+    )
+    assert "@maintainers" not in said and "<img" not in said
+    assert "@\u200bmaintainers" in said and "&lt;img" in said
