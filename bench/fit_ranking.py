@@ -36,8 +36,9 @@ from dataclasses import asdict, fields, replace
 from typing import Any
 
 from app.config import MAX_CHUNKS_PER_FILE
+from app.retrieval.context_chunk import ContextChunk
 from app.retrieval.evidence import Evidence
-from app.retrieval.ranking import ContextChunk, rank_context
+from app.retrieval.ranking import rank_context
 from app.retrieval.weights import QUESTION_MAX_PER_FILE, QUESTION_WEIGHTS, RankingWeights
 
 BUDGETS = (2000, 4000, 8000)

@@ -9,9 +9,10 @@ TEMPLATE``), which takes a few tens of milliseconds.
 from __future__ import annotations
 
 import os
+import ssl
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from app.db.embedded import start_embedded_server
 from app.db.engine import DatabaseTarget, make_engine, parse_database_url
 from app.db.migrate import upgrade
 from app.runtime import Runtime
+from tests.dashboard_data import Seeded, seed
 from tests.fakes.github_server import FakeGitHub, PullState, running_fake_github
 from tests.fakes.gitlab_server import FakeGitLab, MergeRequest, running_fake_gitlab
 from tests.fakes.openai_server import FakeOpenAI, running_fake_openai
@@ -221,14 +223,24 @@ GITLAB_SECRET = "gl-webhook-secret-0123456789"
 @pytest.fixture
 def gitlab(tmp_path: Path) -> Iterator[FakeGitLab]:
     """A fake GitLab serving the shop repository as project 15 with MR !7."""
-    repo, base = make_history(tmp_path / "shop")
-    head = repo.git("rev-parse", "HEAD").decode().strip()
-    with running_fake_gitlab(repo, GITLAB_PROJECT, GITLAB_PROJECT_ID, GITLAB_TOKEN) as fake:
-        fake.mrs[7] = MergeRequest(7, base, head)
+    with shop_on_gitlab(tmp_path / "shop") as fake:
         fake.members = {"alice": 30, "bob": 20}
         fake.webhook_secret = GITLAB_SECRET
         yield fake
-    # every body the bot sent is one GitLab's documentation accepts
+
+
+@contextmanager
+def shop_on_gitlab(
+    root: Path, token: str = GITLAB_TOKEN, tls: ssl.SSLContext | None = None
+) -> Iterator[FakeGitLab]:
+    """A fake GitLab instance (over TLS with ``tls``) serving the shop repository made
+    under ``root`` as project 15 with MR !7; on leaving, every body the bot sent it must
+    be one GitLab's documentation accepts."""
+    repo, base = make_history(root)
+    head = repo.git("rev-parse", "HEAD").decode().strip()
+    with running_fake_gitlab(repo, GITLAB_PROJECT, GITLAB_PROJECT_ID, token, tls) as fake:
+        fake.mrs[7] = MergeRequest(7, base, head)
+        yield fake
     assert fake.refused == [], fake.refused
 
 
@@ -245,3 +257,11 @@ def gitlab_settings(
             "gitlab_webhook_secret": SecretStr(GITLAB_SECRET),
         }
     )
+
+
+@pytest.fixture
+def seeded(request: pytest.FixtureRequest, engine: Engine, tmp_path: Path) -> Seeded:
+    """The dashboard's repositories, reviews and jobs (``tests/dashboard_data.seed``); a
+    module or test marked ``@pytest.mark.reviews(n)`` gets ``n`` reviews (60 by default)."""
+    marker = request.node.get_closest_marker("reviews")
+    return seed(engine, tmp_path, reviews=marker.args[0] if marker else 60)

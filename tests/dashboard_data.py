@@ -14,9 +14,8 @@ from pydantic import SecretStr
 from sqlalchemy import Connection, Engine, text
 
 from app.config import Settings
-from app.indexing.embedder import HashEmbedder
-from app.indexing.indexer import Indexer
 from tests.shop_repo import make_history
+from tests.support.indexing import index_tree
 
 ADMIN_TOKEN = "admin-token-for-the-dashboard-7f3a9c"
 WEBHOOK_SECRET = "webhook-secret-d41d8cd98f00b204"
@@ -55,7 +54,7 @@ def dashboard_settings(settings: Settings) -> Settings:
 
 def seed(engine: Engine, workdir: Path, reviews: int = 3) -> Seeded:
     repo, _ = make_history(workdir / "shop")
-    Indexer(engine, SHOP, repo.root, embedder=HashEmbedder()).run()
+    index_tree(engine, repo.root, SHOP)
     with engine.begin() as conn:
         conn.execute(
             text(

@@ -7,8 +7,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from app.api.deps import SettingsDep
 from app.api.webhooks import accept, parse_json, read_body, rejected
+from app.config import Settings
 from app.forge.intake import WebhookRejected
 from app.gitlab.events import (
     check_event,
@@ -19,7 +19,7 @@ from app.gitlab.events import (
     event_of,
     jobs_for,
 )
-from app.gitlab.instances import by_payload, by_secret, instance_settings
+from app.gitlab.instances import by_payload, by_secret
 
 router = APIRouter()
 DISABLED = (
@@ -29,8 +29,9 @@ DISABLED = (
 
 
 @router.post("/webhooks/gitlab")
-async def gitlab_webhook(request: Request, settings: SettingsDep) -> JSONResponse:
-    views = [v for v in instance_settings(settings) if v.gitlab_webhook_secret is not None]
+async def gitlab_webhook(request: Request) -> JSONResponse:
+    # each instance with a webhook secret, as its own Settings (``create_app``)
+    views: list[Settings] = request.app.state.gitlab_instances
     if not views:
         # absent, not unavailable: GitLab disables a hook that keeps failing with 5xx
         return JSONResponse({"detail": DISABLED}, status_code=404)

@@ -62,8 +62,10 @@ def create_app(
     app.include_router(admin.router)
     app.include_router(metrics.router)
     install_dashboard(app)
-    # ConfigError here, at start, for an instance given twice
+    # the GitLab instances deliveries may come from, once (ConfigError here, at start, for
+    # an instance given twice)
     gitlab = [v for v in instance_settings(settings) if v.gitlab_webhook_secret is not None]
+    app.state.gitlab_instances = gitlab
     if settings.github_webhook_secret is None and not gitlab:
         log.error(kv("webhooks.disabled", reason=webhooks.DISABLED))
     return app

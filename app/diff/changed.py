@@ -6,6 +6,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
+from app.db.models.base import ChunkType
 from app.diff.parse import FileDiff
 from app.indexing.chunks import Chunk
 from app.indexing.files import FileChunks, ParsedFile, changed_chunks, parse_file
@@ -95,10 +96,12 @@ def _with_uses(
 def whole_function(chunks: list[Chunk], chunk: Chunk) -> tuple[tuple[int, int], ...]:
     """The lines of the function ``chunk`` belongs to: a window of a long function stands
     for all of it, since a change anywhere in a function may rely on any of its callees."""
-    if chunk.chunk_type != "window" or chunk.symbol_name is None:
+    if chunk.chunk_type != ChunkType.WINDOW or chunk.symbol_name is None:
         return chunk.segments
     windows = [
-        c for c in chunks if c.chunk_type == "window" and c.qualified_name == chunk.qualified_name
+        c
+        for c in chunks
+        if c.chunk_type == ChunkType.WINDOW and c.qualified_name == chunk.qualified_name
     ]
     return tuple(sorted({s for c in windows for s in c.segments}))
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from app.db.models.base import ChunkType
+
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
@@ -73,7 +75,7 @@ class Chunk:
 def _hashed_name(chunk_type: str, language: str | None, qualified_name: str | None) -> str | None:
     """Definitions hash with their name; module code and plain-text windows are named after
     their file, and a renamed file must keep its hashes, so their name does not count."""
-    return None if chunk_type == "module" or language is None else qualified_name
+    return None if chunk_type == ChunkType.MODULE or language is None else qualified_name
 
 
 def content_hash(

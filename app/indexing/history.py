@@ -22,6 +22,7 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
+from app.db.models.base import ChunkType
 from app.db.queries import release_session_lock, take_session_lock
 from app.db.queries.history import (
     ChangeSet,
@@ -79,7 +80,7 @@ def changed_definitions(path: str, data: bytes, lines: ChangedLines) -> list[str
     names = [
         c.qualified_name
         for c in changed_chunks(chunks, touched)
-        if c.chunk_type != "module" and c.qualified_name
+        if c.chunk_type != ChunkType.MODULE and c.qualified_name
     ]
     return list(dict.fromkeys(names))
 

@@ -28,6 +28,7 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from app.config import Settings
+from app.db.models.base import ChunkType
 from app.indexing.chunks import Chunk
 from app.indexing.identifiers import split_identifier
 from app.llm.client import (
@@ -93,14 +94,14 @@ def heuristic_summary(chunk: Chunk) -> str:
     """A sentence or three from the chunk's name, signature, docstring and references."""
     kind = _KIND_WORDS.get(chunk.chunk_type, "Code")
     language = f" ({chunk.language})" if chunk.language else ""
-    if chunk.chunk_type == "module":
+    if chunk.chunk_type == ChunkType.MODULE:
         head = f"{kind} of {chunk.file_path}{language}."
     else:
         head = f"{kind} {chunk.qualified_name or chunk.symbol_name} in {chunk.file_path}{language}."
     parts = [head]
     if chunk.docstring:
         parts.append(_first_sentence(chunk.docstring))
-    if chunk.signature and chunk.chunk_type != "module":
+    if chunk.signature and chunk.chunk_type != ChunkType.MODULE:
         parts.append(f"Signature: {chunk.signature}.")
     if chunk.references:
         parts.append("Uses " + ", ".join(chunk.references[:12]) + ".")
@@ -281,7 +282,9 @@ def _chunk_block(index: int, chunk: Chunk) -> str:
     code = redact_secrets(chunk.raw_code)
     fence = fence_for(code)
     kind = f"{chunk.chunk_type}, {chunk.language or 'text'}"
-    context = f"\nenclosing signature: {chunk.signature}" if chunk.chunk_type == "window" else ""
+    context = (
+        f"\nenclosing signature: {chunk.signature}" if chunk.chunk_type == ChunkType.WINDOW else ""
+    )
     return (
         f"### chunk {index}\npath: {chunk.file_path}\n"
         f"symbol: {chunk.qualified_name or chunk.symbol_name} ({kind}){context}\n"

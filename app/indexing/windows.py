@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from app.db.models.base import ChunkType
 from app.indexing.chunks import Chunk, segments_of
 
 #: (1-based line number, the line's text without its newline)
@@ -79,7 +80,7 @@ def window_chunks(path: str, text: str, language: str | None, limits: ChunkLimit
         lines.pop(0)
     name = PurePosixPath(path).name
     return [
-        chunk_from_lines(path, language, "window", name, path, window)
+        chunk_from_lines(path, language, ChunkType.WINDOW, name, path, window)
         for window in split_windows(lines, limits)
     ]
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, text
 
+from app.db.models.base import ChunkType
 from app.diff.changed import ChangedFunction
 
 #: The newest commits of a function or file that are looked at.
@@ -92,7 +93,7 @@ def cochanged(
     named = [
         (fn, f.file_path, f.qualified_name or "")
         for fn, f in enumerate(functions)
-        if f.chunk.chunk_type != "module"
+        if f.chunk.chunk_type != ChunkType.MODULE
     ]
     found: list[list[CoChangeHit]] = [[] for _ in functions]
     if not named:

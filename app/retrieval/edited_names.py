@@ -28,7 +28,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from app.diff.parse import FileDiff
-from app.retrieval.ranking import ContextChunk
+from app.retrieval.context_chunk import ContextChunk
 
 #: An identifier of three characters or more (``names`` leaves the keywords out).
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")

@@ -10,7 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields, replace
+from enum import StrEnum
 from typing import Any
+
+
+class SiblingKind(StrEnum):
+    """How a sibling relates to the changed function (``app/retrieval/siblings.py``)."""
+
+    OVERRIDES = "overrides"  # the same method in a base class or a subclass
+    IMPLEMENTS = "implements"  # another implementation of an interface it implements
+    NAMESAKE = "namesake"  # the same method of a sibling class
+    PAIR = "pair"  # the other half of a pair (encode/decode)
 
 
 @dataclass(frozen=True)
@@ -25,7 +35,7 @@ class Evidence:
     cochange: float = 0.0  # it changed together with a changed function before
     together: int = 0  # how many commits changed both
     sibling: float = 0.0  # an implementation, override or other half of a changed one
-    sibling_kind: str = ""  # a key of ``SIBLING_WORDS``
+    sibling_kind: str = ""  # a ``SiblingKind``; '' when no sibling found it
     lexical: float = 0.0
     vector: float = 0.0
     words: float = 0.0  # its code shares the change's words (BM25, relative)
@@ -88,11 +98,11 @@ class Signal:
 #: a chunk's reasons say it uses them.
 NAMED_SHARE = 0.5
 
-SIBLING_WORDS = {
-    "implements": "sibling: implements the same interface",
-    "overrides": "sibling: overrides or is overridden",
-    "pair": "the other half of a pair",
-    "namesake": "sibling: same method, sibling class",
+SIBLING_WORDS: dict[str, str] = {
+    SiblingKind.IMPLEMENTS: "sibling: implements the same interface",
+    SiblingKind.OVERRIDES: "sibling: overrides or is overridden",
+    SiblingKind.PAIR: "the other half of a pair",
+    SiblingKind.NAMESAKE: "sibling: same method, sibling class",
 }
 
 

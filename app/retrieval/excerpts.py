@@ -23,8 +23,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 
+from app.db.models.base import ChunkType
+from app.retrieval.context_chunk import ContextChunk
 from app.retrieval.edited_names import IDENTIFIER
-from app.retrieval.ranking import ContextChunk
 
 #: Shorter chunks are shown whole: an excerpt would save a few lines at most.
 MIN_LINES = 12
@@ -89,7 +90,9 @@ def with_excerpts(
     ``end_line`` is its last line shown: the lines it returns are the lines it shows (the
     marker of the lines left out after it stays, so the reader knows the code goes on)."""
     return [
-        _excerpted(c, changed_names) if not c.evidence.link and c.chunk_type != "class" else c
+        _excerpted(c, changed_names)
+        if not c.evidence.link and c.chunk_type != ChunkType.CLASS
+        else c
         for c in chunks
     ]
 

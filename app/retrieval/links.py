@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, text
 
+from app.db.models.base import ChunkType
 from app.diff.changed import ChangedFunction
 from app.indexing.links import NAME_ONLY, Link
 
@@ -220,7 +221,7 @@ def linked_callers(
     targets = [
         fn
         for fn, f in enumerate(functions)
-        if f.chunk.symbol_name and f.chunk.chunk_type != "module"
+        if f.chunk.symbol_name and f.chunk.chunk_type != ChunkType.MODULE
     ]
     found: list[dict[int, tuple[float, int]]] = [{} for _ in functions]  # id -> (conf, uses)
     if not targets:

@@ -18,6 +18,7 @@ from string import Template
 
 import openai
 
+from app.db.models.base import ChunkType
 from app.diff.changed import ChangedFunction
 from app.diff.parse import FileDiff
 from app.indexing.identifiers import split_identifier
@@ -78,9 +79,9 @@ def heuristic_queries(function: ChangedFunction, diff: FileDiff) -> list[Retriev
     verb = {"added": "Adds", "deleted": "Deletes", "modified": "Changes"}[function.status]
     kind = (
         "method"
-        if chunk.chunk_type == "method"
+        if chunk.chunk_type == ChunkType.METHOD
         else "function"
-        if chunk.chunk_type in {"function", "window"}
+        if chunk.chunk_type in {ChunkType.FUNCTION, ChunkType.WINDOW}
         else chunk.chunk_type
     )
     parts = [f"{verb} {kind} {chunk.qualified_name or chunk.symbol_name} in {chunk.file_path}."]

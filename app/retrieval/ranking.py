@@ -1,76 +1,14 @@
-"""Ranking, de-duplication, diversity and token-budget packing of context chunks. Pure."""
+"""Ranking, de-duplication, diversity and token-budget packing of context chunks, and how
+a chunk reads in the review prompt (the packer counts the block as rendered). Pure."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
+from app.db.models.base import ChunkType
 from app.llm.fences import fence_for
-from app.retrieval.evidence import Evidence
-
-
-@dataclass(frozen=True)
-class ContextChunk:
-    """A chunk offered to the reviewer, with why it was chosen."""
-
-    chunk_id: int
-    file_path: str
-    start_line: int
-    end_line: int
-    symbol_name: str | None
-    qualified_name: str | None
-    chunk_type: str
-    language: str | None
-    summary: str | None
-    code: str
-    #: what it is ranked by: ``RelevanceModel.rank_score`` for a diff's context,
-    #: ``RankingWeights.score`` of the evidence for a question's
-    score: float = 0.0
-    relevance: float = 0.0  # RelevanceModel.probability: how likely the reviewer needs it
-    evidence: Evidence = field(default_factory=Evidence)
-    tokens: int = 0
-    secondary: bool = False  # tests, docs, examples, CI, config: ranked after code
-    #: a window under its definition's signature (``window_heads``): ``start_line`` is
-    #: the definition's first line, and this the first line of the window itself
-    window_from: int = 0
-    #: a window's whole definition (every window of it), for the names it uses
-    #: (``edited_names``); '' for any other chunk
-    definition_code: str = ""
-    #: what the reviewer is shown instead of ``code``: its head and the lines holding the
-    #: change's names (``excerpts``); '' to show it whole
-    excerpt: str = ""
-    #: the whole code's estimated tokens, when it is shown as an excerpt (0 otherwise)
-    whole_tokens: int = 0
-
-    @property
-    def signals(self) -> tuple[str, ...]:
-        return self.evidence.signals
-
-    @property
-    def shown_tokens(self) -> int:
-        """The tokens of what the reviewer is shown: the count itself once packed, else a
-        quarter of the characters of its excerpt or code (the benchmarks' measure)."""
-        return self.tokens or math.ceil(len(self.excerpt or self.code) / 4)
-
-    @property
-    def link_score(self) -> float:
-        return self.evidence.link
-
-    def as_json(self) -> dict[str, object]:
-        return {
-            "file_path": self.file_path,
-            "start_line": self.start_line,
-            "end_line": self.end_line,
-            "symbol_name": self.symbol_name,
-            "chunk_type": self.chunk_type,
-            "score": round(self.score, 6),
-            "relevance": round(self.relevance, 6),
-            "tokens": self.tokens,
-            "signals": list(self.signals),
-            "why": self.evidence.reasons(),
-            "excerpt": bool(self.excerpt),
-        }
+from app.retrieval.context_chunk import ContextChunk
 
 
 def rank_key(chunk: ContextChunk) -> tuple[object, ...]:
@@ -107,7 +45,9 @@ def _overlap(a: ContextChunk, b: ContextChunk) -> bool:
     signatures, not the members' bodies, so it does not overlap its methods; a window
     under its definition's signature shows its own lines, and the windows of one
     definition are one (the best is kept)."""
-    if a.file_path != b.file_path or (a.chunk_type == "class") != (b.chunk_type == "class"):
+    if a.file_path != b.file_path or (a.chunk_type == ChunkType.CLASS) != (
+        b.chunk_type == ChunkType.CLASS
+    ):
         return False
     if (a.window_from or b.window_from) and _same_definition(a, b):
         return True
@@ -117,7 +57,7 @@ def _overlap(a: ContextChunk, b: ContextChunk) -> bool:
 
 def _same_definition(a: ContextChunk, b: ContextChunk) -> bool:
     return (
-        a.chunk_type == b.chunk_type == "window"
+        a.chunk_type == b.chunk_type == ChunkType.WINDOW
         and a.qualified_name == b.qualified_name
         and a.start_line == b.start_line
     )

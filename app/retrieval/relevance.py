@@ -20,7 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
 
-from app.retrieval.ranking import ContextChunk
+from app.db.models.base import ChunkType
+from app.retrieval.context_chunk import ContextChunk
 
 #: The model's inputs, in order (``features``).
 FEATURES = (
@@ -101,10 +102,10 @@ def features(chunk: ContextChunk, touched: Touched) -> tuple[float, ...]:
         float(posixpath.dirname(chunk.file_path) in touched.directories),
         shared,
         math.log(max(chunk.shown_tokens, 1)),
-        float(kind == "function"),
-        float(kind == "method"),
-        float(kind == "class"),
-        float(kind == "window"),
+        float(kind == ChunkType.FUNCTION),
+        float(kind == ChunkType.METHOD),
+        float(kind == ChunkType.CLASS),
+        float(kind == ChunkType.WINDOW),
     )
 
 

@@ -26,6 +26,7 @@ from app.retrieval.candidates import (
     question_evidence,
     secondary_paths,
 )
+from app.retrieval.context_chunk import ContextChunk
 from app.retrieval.edited_names import EditedNames, with_edited_names
 from app.retrieval.excerpts import with_excerpts
 from app.retrieval.natural_queries import (
@@ -33,7 +34,7 @@ from app.retrieval.natural_queries import (
     describe_change_with_llm,
     heuristic_queries,
 )
-from app.retrieval.ranking import ContextChunk, pack, rank_context
+from app.retrieval.ranking import pack, rank_context
 from app.retrieval.relevance import DIFF_RELEVANCE, RelevanceModel, scored
 from app.retrieval.vector_search import SearchHit, indexed_repository
 from app.retrieval.weights import QUESTION_MAX_PER_FILE, QUESTION_WEIGHTS, RankingWeights

@@ -25,13 +25,20 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, text
 
+from app.db.models.base import ChunkType
 from app.diff.changed import ChangedFunction
+from app.retrieval.evidence import SiblingKind
 from app.retrieval.go_interfaces import implementations
 from app.retrieval.links import resolves
 from app.retrieval.pairs import counterpart_names
 
 #: Strength of each relation before it is shared out among its candidates.
-STRENGTH = {"overrides": 1.0, "implements": 0.9, "namesake": 0.8, "pair": 0.9}
+STRENGTH = {
+    SiblingKind.OVERRIDES: 1.0,
+    SiblingKind.IMPLEMENTS: 0.9,
+    SiblingKind.NAMESAKE: 0.8,
+    SiblingKind.PAIR: 0.9,
+}
 #: A namesake with no declared relation (same directory, other class) counts this much.
 UNDECLARED = 0.5
 #: A pair's strength by where the other half is: the same class, file, directory.
@@ -44,7 +51,7 @@ MAX_NAMESAKES = 12
 class SiblingHit:
     chunk_id: int
     score: float
-    kind: str  # a key of STRENGTH
+    kind: SiblingKind
 
 
 @dataclass(frozen=True)
@@ -60,7 +67,7 @@ def method_of(function: ChangedFunction) -> _Method | None:
     """The changed function as a method of a class or type, if it is one."""
     chunk = function.chunk
     name, qualified = chunk.symbol_name, chunk.qualified_name
-    if not name or not qualified or chunk.chunk_type not in {"method", "window"}:
+    if not name or not qualified or chunk.chunk_type not in {ChunkType.METHOD, ChunkType.WINDOW}:
         return None
     owner, _, last = qualified.rpartition(".")
     if not owner or last != name:
@@ -91,9 +98,14 @@ def sibling_chunks(
         for fn, chunk_id, score in implementations(
             conn, repo_id, [(m.fn, m.path, m.owner, m.name) for m in go]
         ):
-            _keep(found[fn], chunk_id, "implements", STRENGTH["implements"] * score)
+            _keep(
+                found[fn],
+                chunk_id,
+                SiblingKind.IMPLEMENTS,
+                STRENGTH[SiblingKind.IMPLEMENTS] * score,
+            )
     for fn, chunk_id, score in _pairs(conn, repo_id, functions):
-        _keep(found[fn], chunk_id, "pair", score)
+        _keep(found[fn], chunk_id, SiblingKind.PAIR, score)
     excluded = set(exclude)
     return [
         sorted(
@@ -104,7 +116,7 @@ def sibling_chunks(
     ]
 
 
-def _keep(found: dict[int, SiblingHit], chunk_id: int, kind: str, score: float) -> None:
+def _keep(found: dict[int, SiblingHit], chunk_id: int, kind: SiblingKind, score: float) -> None:
     if score > 0 and (chunk_id not in found or found[chunk_id].score < score):
         found[chunk_id] = SiblingHit(chunk_id, score, kind)
 
@@ -120,7 +132,7 @@ _METHODS = """
 
 def _relatives(
     conn: Connection, repo_id: int, methods: Sequence[_Method]
-) -> list[tuple[int, int, str, float]]:
+) -> list[tuple[int, int, SiblingKind, float]]:
     """(function, chunk id, kind, score): the same method in the base classes of each
     method's class, in the classes extending it, and in the classes extending the same
     bases; then, when none of those exist, in other classes of the same directory."""
@@ -176,11 +188,11 @@ FROM related r CROSS JOIN LATERAL ({_METHODS.format(name="r.method", owner="r.ow
         },
     ).all()
     own = {(m.fn, m.path, m.owner + "." + m.name) for m in methods}
-    declared: dict[int, list[tuple[int, str, float]]] = {}
+    declared: dict[int, list[tuple[int, SiblingKind, float]]] = {}
     for fn, rel, confidence, chunk_id, path, qualified in rows:
         if (fn, path, qualified) in own:
             continue
-        kind = "namesake" if rel == "sibling" else "overrides"
+        kind = SiblingKind.NAMESAKE if rel == "sibling" else SiblingKind.OVERRIDES
         declared.setdefault(fn, []).append((chunk_id, kind, float(confidence)))
     found = []
     for fn, hits in declared.items():
@@ -193,7 +205,7 @@ FROM related r CROSS JOIN LATERAL ({_METHODS.format(name="r.method", owner="r.ow
 
 def _same_directory(
     conn: Connection, repo_id: int, methods: Sequence[_Method]
-) -> list[tuple[int, int, str, float]]:
+) -> list[tuple[int, int, SiblingKind, float]]:
     """Methods of the same name in other classes of the same directory (duck typing)."""
     if not methods:
         return []
@@ -225,9 +237,9 @@ CROSS JOIN LATERAL (
     per_fn: dict[int, list[int]] = {}
     for fn, chunk_id, _, _ in rows:
         per_fn.setdefault(fn, []).append(chunk_id)
-    score = STRENGTH["namesake"] * UNDECLARED
+    score = STRENGTH[SiblingKind.NAMESAKE] * UNDECLARED
     return [
-        (fn, chunk_id, "namesake", score / math.sqrt(len(ids)))
+        (fn, chunk_id, SiblingKind.NAMESAKE, score / math.sqrt(len(ids)))
         for fn, ids in per_fn.items()
         if len(ids) <= MAX_NAMESAKES
         for chunk_id in ids
@@ -243,13 +255,13 @@ def _pairs(
     wanted: list[tuple[int, str, str, bool]] = []
     for fn, function in enumerate(functions):
         chunk = function.chunk
-        if not chunk.symbol_name or chunk.chunk_type == "module":
+        if not chunk.symbol_name or chunk.chunk_type == ChunkType.MODULE:
             continue
         qualified = chunk.qualified_name or chunk.symbol_name
         owner, _, _ = qualified.rpartition(".")
         for other in counterpart_names(chunk.symbol_name, chunk.language):
             wanted.append((fn, other, f"{owner}.{other}" if owner else other, False))
-        if owner and chunk.chunk_type in {"method", "window"}:
+        if owner and chunk.chunk_type in {ChunkType.METHOD, ChunkType.WINDOW}:
             prefix, _, owner_name = owner.rpartition(".")
             for twin in counterpart_names(owner_name, chunk.language):
                 twin_owner = f"{prefix}.{twin}" if prefix else twin
@@ -291,7 +303,11 @@ CROSS JOIN LATERAL (
         for chunk_id, other_path, other_name in hits:
             place = pair_place(path, qualified, other_path, other_name)
             found.append(
-                (fn, chunk_id, STRENGTH["pair"] * PAIR_PLACE[place] / math.sqrt(len(hits)))
+                (
+                    fn,
+                    chunk_id,
+                    STRENGTH[SiblingKind.PAIR] * PAIR_PLACE[place] / math.sqrt(len(hits)),
+                )
             )
     return found
 

@@ -19,7 +19,7 @@ from app.indexing.embedder import Embedder
 from app.llm.pacing import MIN_ATTEMPT_SECONDS, Deadline
 from app.llm.tokens import token_counter
 from app.logs import kv
-from app.retrieval.ranking import ContextChunk
+from app.retrieval.context_chunk import ContextChunk
 from app.retrieval.retrieve import ContextResult, retrieve_context
 from app.review.comments import ReviewComment, validate_comments
 from app.review.config import ReviewConfig

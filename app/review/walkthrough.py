@@ -9,6 +9,7 @@ import posixpath
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from app.db.models.base import ChunkType
 from app.diff.changed import ChangedFunction
 from app.diff.parse import FileDiff, FileStatus
 from app.review.markdown import inert
@@ -41,7 +42,11 @@ def walkthrough(
     rows = []
     for diff in diffs:
         change, theme = said.get(diff.path, ("", ""))
-        mine = [c for c in changed if c.file_path == diff.path and c.chunk.chunk_type != "module"]
+        mine = [
+            c
+            for c in changed
+            if c.file_path == diff.path and c.chunk.chunk_type != ChunkType.MODULE
+        ]
         rows.append(
             FileChange(
                 diff.path,

@@ -5,7 +5,6 @@ the re-index and retry buttons, a form post without its CSRF token, and sign-out
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,13 +12,8 @@ from sqlalchemy import Engine, text
 
 from app.config import Settings
 from tests.browser.conftest import screenshot
-from tests.dashboard_data import ADMIN_TOKEN, SECRETS, SHOP, Seeded, dashboard_settings, seed
+from tests.dashboard_data import ADMIN_TOKEN, SECRETS, SHOP, Seeded, dashboard_settings
 from tests.support.app import serving
-
-
-@pytest.fixture
-def seeded(engine: Engine, tmp_path: Path) -> Seeded:
-    return seed(engine, tmp_path, reviews=60)
 
 
 @pytest.fixture

@@ -14,9 +14,8 @@ from sqlalchemy import Engine, text
 
 from app.config import Settings
 from app.gitlab_instances import GitLabInstance
-from tests.conftest import GITLAB_PROJECT, GITLAB_PROJECT_ID
-from tests.fakes.gitlab_server import FakeGitLab, MergeRequest, running_fake_gitlab
-from tests.shop_repo import make_history
+from tests.conftest import GITLAB_PROJECT, shop_on_gitlab
+from tests.fakes.gitlab_server import FakeGitLab
 from tests.support.app import jobs_left, serving, wait_for
 from tests.support.gitlab import MR_HOOK, mr_event, send_gitlab
 
@@ -27,12 +26,8 @@ OTHER_SECRET = "gl-other-webhook-secret-0123456789"
 @pytest.fixture
 def other(tmp_path: Path) -> Iterator[FakeGitLab]:
     """A second GitLab instance, with the same project path and id as the first."""
-    repo, base = make_history(tmp_path / "other")
-    head = repo.git("rev-parse", "HEAD").decode().strip()
-    with running_fake_gitlab(repo, GITLAB_PROJECT, GITLAB_PROJECT_ID, OTHER_TOKEN) as fake:
-        fake.mrs[7] = MergeRequest(7, base, head)
+    with shop_on_gitlab(tmp_path / "other", OTHER_TOKEN) as fake:
         yield fake
-    assert fake.refused == [], fake.refused
 
 
 def two_instances(settings: Settings, other: FakeGitLab, secret: str = OTHER_SECRET) -> Settings:

@@ -15,7 +15,7 @@ TOKEN = "admin-token-0123456789"
 
 
 @pytest.fixture
-def client(settings: Settings, engine: Engine, make_client: MakeClient) -> TestClient:
+def admin_api(settings: Settings, engine: Engine, make_client: MakeClient) -> TestClient:
     with engine.begin() as conn:
         conn.execute(
             text("INSERT INTO repositories (full_name, installation_id) VALUES ('acme/shop', 99)")
@@ -27,12 +27,13 @@ def auth(token: str = TOKEN) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-def test_reindex_requires_the_admin_token(client: TestClient) -> None:
-    assert client.post("/reindex", json={"repo": "acme/shop"}).status_code == 401
+def test_reindex_requires_the_admin_token(admin_api: TestClient) -> None:
+    assert admin_api.post("/reindex", json={"repo": "acme/shop"}).status_code == 401
     assert (
-        client.post("/reindex", json={"repo": "acme/shop"}, headers=auth("nope")).status_code == 403
+        admin_api.post("/reindex", json={"repo": "acme/shop"}, headers=auth("nope")).status_code
+        == 403
     )
-    assert client.get("/reindex/1", headers=auth("nope")).status_code == 403
+    assert admin_api.get("/reindex/1", headers=auth("nope")).status_code == 403
 
 
 def test_reindex_is_disabled_without_a_token(settings: Settings, engine: Engine) -> None:
@@ -42,17 +43,19 @@ def test_reindex_is_disabled_without_a_token(settings: Settings, engine: Engine)
     assert "REVIEWBOT_ADMIN_TOKEN" in response.json()["detail"]
 
 
-def test_reindex_queues_one_job_and_reports_it(client: TestClient, engine: Engine) -> None:
-    assert client.post("/reindex", json={"repo": "acme/nope"}, headers=auth()).status_code == 404
-    assert client.post("/reindex", json={"repo": "not a repo"}, headers=auth()).status_code == 422
+def test_reindex_queues_one_job_and_reports_it(admin_api: TestClient, engine: Engine) -> None:
+    assert admin_api.post("/reindex", json={"repo": "acme/nope"}, headers=auth()).status_code == 404
+    assert (
+        admin_api.post("/reindex", json={"repo": "not a repo"}, headers=auth()).status_code == 422
+    )
 
-    first = client.post("/reindex", json={"repo": "acme/shop", "full": False}, headers=auth())
-    again = client.post("/reindex", json={"repo": "acme/shop"}, headers=auth())
+    first = admin_api.post("/reindex", json={"repo": "acme/shop", "full": False}, headers=auth())
+    again = admin_api.post("/reindex", json={"repo": "acme/shop"}, headers=auth())
     assert first.status_code == again.status_code == 202
     job_id = first.json()["job_id"]
     assert again.json()["job_id"] == job_id  # coalesced with the queued one
 
-    status = client.get(f"/reindex/{job_id}", headers=auth())
+    status = admin_api.get(f"/reindex/{job_id}", headers=auth())
     assert status.status_code == 200
     assert status.json() == {
         "job_id": job_id,
@@ -63,7 +66,7 @@ def test_reindex_queues_one_job_and_reports_it(client: TestClient, engine: Engin
         "last_error": None,
         "last_error_transient": None,
     }
-    assert client.get("/reindex/999999", headers=auth()).status_code == 404
+    assert admin_api.get("/reindex/999999", headers=auth()).status_code == 404
     with engine.connect() as conn:
         args = conn.execute(
             text("SELECT args FROM procrastinate_jobs WHERE id = :i"), {"i": job_id}
@@ -71,8 +74,8 @@ def test_reindex_queues_one_job_and_reports_it(client: TestClient, engine: Engin
     assert args == {"repo": "acme/shop", "installation_id": 99, "full": False}
 
 
-def test_reindex_status_shows_the_last_error(client: TestClient, engine: Engine) -> None:
-    job_id = client.post("/reindex", json={"repo": "acme/shop"}, headers=auth()).json()["job_id"]
+def test_reindex_status_shows_the_last_error(admin_api: TestClient, engine: Engine) -> None:
+    job_id = admin_api.post("/reindex", json={"repo": "acme/shop"}, headers=auth()).json()["job_id"]
     with engine.begin() as conn:
         conn.execute(
             text(
@@ -82,12 +85,12 @@ def test_reindex_status_shows_the_last_error(client: TestClient, engine: Engine)
             ),
             {"j": job_id},
         )
-    status = client.get(f"/reindex/{job_id}", headers=auth()).json()
+    status = admin_api.get(f"/reindex/{job_id}", headers=auth()).json()
     assert status["last_error"] == "the archive has more than 10 members"
     assert status["last_error_transient"] is False
 
 
-def test_metrics_in_prometheus_format(client: TestClient, engine: Engine) -> None:
+def test_metrics_in_prometheus_format(admin_api: TestClient, engine: Engine) -> None:
     with engine.begin() as conn:
         conn.execute(
             text(
@@ -95,15 +98,15 @@ def test_metrics_in_prometheus_format(client: TestClient, engine: Engine) -> Non
                 " VALUES ('a', 'star', 'ignored'), ('b', 'star', 'ignored')"
             )
         )
-    client.post("/reindex", json={"repo": "acme/shop"}, headers=auth())
-    body = client.get("/metrics").text
+    admin_api.post("/reindex", json={"repo": "acme/shop"}, headers=auth())
+    body = admin_api.get("/metrics").text
     assert 'reviewbot_webhooks_total{event="star",outcome="ignored"} 2.0' in body
     assert 'reviewbot_jobs{state="todo",task="index_repository"} 1.0' in body
     assert "reviewbot_review_latency_seconds_count 0.0" in body
     assert "reviewbot_index_model_tokens_total 0.0" in body
 
 
-def test_a_gitlab_project_is_reindexed_by_its_key(client: TestClient, engine: Engine) -> None:
+def test_a_gitlab_project_is_reindexed_by_its_key(admin_api: TestClient, engine: Engine) -> None:
     with engine.begin() as conn:
         conn.execute(
             text(
@@ -111,7 +114,7 @@ def test_a_gitlab_project_is_reindexed_by_its_key(client: TestClient, engine: En
                 " VALUES ('gitlab.com/acme/sub/shop', 15)"
             )
         )
-    queued = client.post("/reindex", json={"repo": "gitlab.com/acme/sub/shop"}, headers=auth())
+    queued = admin_api.post("/reindex", json={"repo": "gitlab.com/acme/sub/shop"}, headers=auth())
     assert queued.status_code == 202
     with engine.connect() as conn:
         args = conn.execute(

@@ -15,14 +15,14 @@ runner = CliRunner()
 
 
 @pytest.fixture
-def repo(tmp_path: Path, cli_env: URL) -> Path:
+def work_tree(tmp_path: Path, cli_env: URL) -> Path:
     root = tmp_path / "reviewbot-src"
     shutil.copytree(APP, root / "app", ignore=shutil.ignore_patterns("__pycache__"))
     return root
 
 
-def test_index_json_contract_then_incremental(repo: Path) -> None:
-    first = runner.invoke(cli, ["index", str(repo), "--json"])
+def test_index_json_contract_then_incremental(work_tree: Path) -> None:
+    first = runner.invoke(cli, ["index", str(work_tree), "--json"])
     assert first.exit_code == 0, first.output
     report = json.loads(first.stdout)
     assert set(report) == {
@@ -48,13 +48,13 @@ def test_index_json_contract_then_incremental(repo: Path) -> None:
     assert report["embeddings"]["model"] == "hash-v1"
     assert report["summaries"]["calls"] == 0
 
-    again = json.loads(runner.invoke(cli, ["index", str(repo), "--json"]).stdout)
+    again = json.loads(runner.invoke(cli, ["index", str(work_tree), "--json"]).stdout)
     assert again["files"]["changed"] == 0
     assert again["chunks"] == {**report["chunks"], "added": 0, "reused": 0}
 
 
-def test_search_finds_a_function_from_a_paraphrase(repo: Path) -> None:
-    assert runner.invoke(cli, ["index", str(repo), "--repo", "rb"]).exit_code == 0
+def test_search_finds_a_function_from_a_paraphrase(work_tree: Path) -> None:
+    assert runner.invoke(cli, ["index", str(work_tree), "--repo", "rb"]).exit_code == 0
     result = runner.invoke(
         cli,
         [
@@ -84,14 +84,14 @@ def test_search_finds_a_function_from_a_paraphrase(repo: Path) -> None:
     }
 
 
-def test_search_ranks_as_ask_does_code_before_tests(repo: Path) -> None:
+def test_search_ranks_as_ask_does_code_before_tests(work_tree: Path) -> None:
     """The same function in a test file (its path first in order, its code and vector
     the same) comes after all the code, as ``/ask`` ranks: search is the question's
     ranking. This repository's code fills the 200 places before any test."""
-    copy = repo / "a" / "tests" / "test_engine.py"
+    copy = work_tree / "a" / "tests" / "test_engine.py"
     copy.parent.mkdir(parents=True)
-    shutil.copy(repo / "app" / "db" / "engine.py", copy)
-    assert runner.invoke(cli, ["index", str(repo), "--repo", "rb"]).exit_code == 0
+    shutil.copy(work_tree / "app" / "db" / "engine.py", copy)
+    assert runner.invoke(cli, ["index", str(work_tree), "--repo", "rb"]).exit_code == 0
     question = "scrub the password out of a driver error and give a one-line reason"
     result = runner.invoke(cli, ["search", "--repo", "rb", "-k", "200", "--json", question])
     assert result.exit_code == 0, result.output
@@ -100,19 +100,22 @@ def test_search_ranks_as_ask_does_code_before_tests(repo: Path) -> None:
     assert "a/tests/test_engine.py" not in paths
 
 
-def test_search_of_unknown_repository_is_a_clear_error(repo: Path) -> None:
+def test_search_of_unknown_repository_is_a_clear_error(work_tree: Path) -> None:
     result = runner.invoke(cli, ["search", "--repo", "nope", "anything"])
     assert result.exit_code == 1
     assert "repository 'nope' is not indexed" in str(result.exception)
 
 
-def test_index_table_output_and_estimate(repo: Path) -> None:
-    result = runner.invoke(cli, ["index", str(repo), "--estimate"])
+def test_index_table_output_and_estimate(work_tree: Path) -> None:
+    result = runner.invoke(cli, ["index", str(work_tree), "--estimate"])
     assert result.exit_code == 0, result.output
     assert "estimate for index of reviewbot-src" in result.output
     assert "hash embedder" in result.output
     assert (
-        json.loads(runner.invoke(cli, ["index", str(repo), "--json"]).stdout)["chunks"]["added"] > 0
+        json.loads(runner.invoke(cli, ["index", str(work_tree), "--json"]).stdout)["chunks"][
+            "added"
+        ]
+        > 0
     )
 
 

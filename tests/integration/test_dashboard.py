@@ -5,7 +5,6 @@ cancel). The same pages in a real browser: tests/browser/."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -24,15 +23,11 @@ from tests.dashboard_data import (
     Seeded,
     csrf_of,
     dashboard_settings,
-    seed,
 )
 
+pytestmark = pytest.mark.reviews(120)
+
 PAGES = ("/admin", "/admin/repositories", "/admin/reviews", "/admin/jobs")
-
-
-@pytest.fixture
-def seeded(engine: Engine, tmp_path: Path) -> Seeded:
-    return seed(engine, tmp_path, reviews=120)
 
 
 @pytest.fixture
@@ -41,23 +36,23 @@ def admin_settings(settings: Settings) -> Settings:
 
 
 @pytest.fixture
-def client(admin_settings: Settings, seeded: Seeded, make_client: MakeClient) -> TestClient:
+def dashboard(admin_settings: Settings, seeded: Seeded, make_client: MakeClient) -> TestClient:
     return make_client(admin_settings, follow_redirects=False)
 
 
-def sign_in(client: TestClient, token: str = ADMIN_TOKEN) -> int:
-    form = client.get("/admin/login")
-    answer = client.post("/admin/login", data={"token": token, "csrf": csrf_of(form.text)})
+def sign_in(dashboard: TestClient, token: str = ADMIN_TOKEN) -> int:
+    form = dashboard.get("/admin/login")
+    answer = dashboard.post("/admin/login", data={"token": token, "csrf": csrf_of(form.text)})
     return answer.status_code
 
 
-def signed_in(client: TestClient) -> TestClient:
-    assert sign_in(client) == 303
-    return client
+def signed_in(dashboard: TestClient) -> TestClient:
+    assert sign_in(dashboard) == 303
+    return dashboard
 
 
-def form_token(client: TestClient, page: str = "/admin") -> str:
-    return csrf_of(client.get(page).text)
+def form_token(dashboard: TestClient, page: str = "/admin") -> str:
+    return csrf_of(dashboard.get(page).text)
 
 
 def test_without_an_admin_token_the_dashboard_says_how_to_set_one(
@@ -71,20 +66,20 @@ def test_without_an_admin_token_the_dashboard_says_how_to_set_one(
         assert plain.post("/admin/login", data={"token": "x", "csrf": "y"}).status_code == 503
 
 
-def test_no_page_renders_without_a_session(client: TestClient, seeded: Seeded) -> None:
+def test_no_page_renders_without_a_session(dashboard: TestClient, seeded: Seeded) -> None:
     for path in (*PAGES, f"/admin/repositories/{seeded.shop_id}"):
-        answer = client.get(path)
+        answer = dashboard.get(path)
         assert (answer.status_code, answer.headers["location"]) == (303, "/admin/login"), path
         assert SHOP not in answer.text
-    client.cookies.set(SESSION_COOKIE, "forged.value.sig", path="/admin")
-    assert client.get("/admin").status_code == 303
+    dashboard.cookies.set(SESSION_COOKIE, "forged.value.sig", path="/admin")
+    assert dashboard.get("/admin").status_code == 303
 
 
 def test_sign_in_sets_a_strict_http_only_cookie_and_keeps_only_its_hash(
-    client: TestClient, engine: Engine
+    dashboard: TestClient, engine: Engine
 ) -> None:
-    form = client.get("/admin/login")
-    answer = client.post("/admin/login", data={"token": ADMIN_TOKEN, "csrf": csrf_of(form.text)})
+    form = dashboard.get("/admin/login")
+    answer = dashboard.post("/admin/login", data={"token": ADMIN_TOKEN, "csrf": csrf_of(form.text)})
     assert (answer.status_code, answer.headers["location"]) == (303, "/admin")
     cookie = next(
         c for c in answer.headers.get_list("set-cookie") if c.startswith(SESSION_COOKIE + "=")
@@ -97,7 +92,7 @@ def test_sign_in_sets_a_strict_http_only_cookie_and_keeps_only_its_hash(
     with engine.connect() as conn:
         stored = conn.execute(text("SELECT token_hash FROM admin_sessions")).scalars().all()
     assert len(stored) == 1 and session not in stored[0] and ADMIN_TOKEN not in stored[0]
-    assert client.get("/admin").status_code == 200
+    assert dashboard.get("/admin").status_code == 200
 
 
 def test_the_cookie_is_secure_behind_https(admin_settings: Settings, engine: Engine) -> None:
@@ -111,28 +106,28 @@ def test_the_cookie_is_secure_behind_https(admin_settings: Settings, engine: Eng
     assert "secure" in [a.strip().lower() for a in cookie.split(";")]
 
 
-def test_a_wrong_token_is_refused_and_guessing_is_rate_limited(client: TestClient) -> None:
+def test_a_wrong_token_is_refused_and_guessing_is_rate_limited(dashboard: TestClient) -> None:
     for _ in range(MAX_FAILURES):
-        assert sign_in(client, "not-the-token") == 401
-    limited = client.post(
+        assert sign_in(dashboard, "not-the-token") == 401
+    limited = dashboard.post(
         "/admin/login",
-        data={"token": ADMIN_TOKEN, "csrf": csrf_of(client.get("/admin/login").text)},
+        data={"token": ADMIN_TOKEN, "csrf": csrf_of(dashboard.get("/admin/login").text)},
     )
     assert limited.status_code == 429  # even the right token waits out the window
     assert int(limited.headers["retry-after"]) > 0
-    assert client.get("/admin").status_code == 303
+    assert dashboard.get("/admin").status_code == 303
 
 
-def test_sign_in_without_its_form_nonce_is_refused(client: TestClient) -> None:
-    answer = client.post("/admin/login", data={"token": ADMIN_TOKEN, "csrf": "made-up"})
+def test_sign_in_without_its_form_nonce_is_refused(dashboard: TestClient) -> None:
+    answer = dashboard.post("/admin/login", data={"token": ADMIN_TOKEN, "csrf": "made-up"})
     assert answer.status_code == 400
     assert SESSION_COOKIE not in answer.headers.get("set-cookie", "")
 
 
 def test_forms_without_the_csrf_token_change_nothing(
-    client: TestClient, engine: Engine, seeded: Seeded
+    dashboard: TestClient, engine: Engine, seeded: Seeded
 ) -> None:
-    signed_in(client)
+    signed_in(dashboard)
     posts = (
         f"/admin/repositories/{seeded.shop_id}/reindex",
         f"/admin/jobs/{seeded.failed_job}/retry",
@@ -141,43 +136,45 @@ def test_forms_without_the_csrf_token_change_nothing(
     )
     for path in posts:
         for data in ({}, {"csrf": "0" * 64}):
-            answer = client.post(path, data=data)
+            answer = dashboard.post(path, data=data)
             assert answer.status_code == 403, path
     with engine.connect() as conn:
         states = dict(conn.execute(text("SELECT id, status::text FROM procrastinate_jobs")).all())
         sessions = conn.execute(text("SELECT count(*) FROM admin_sessions")).scalar_one()
     assert (states[seeded.failed_job], states[seeded.todo_job]) == ("failed", "todo")
     assert len(states) == 4 and sessions == 1
-    assert client.get("/admin").status_code == 200  # still signed in
+    assert dashboard.get("/admin").status_code == 200  # still signed in
 
 
-def test_logout_ends_the_session_on_the_server(client: TestClient, engine: Engine) -> None:
-    signed_in(client)
-    cookie = client.cookies.get(SESSION_COOKIE)
-    answer = client.post("/admin/logout", data={"csrf": form_token(client)})
+def test_logout_ends_the_session_on_the_server(dashboard: TestClient, engine: Engine) -> None:
+    signed_in(dashboard)
+    cookie = dashboard.cookies.get(SESSION_COOKIE)
+    answer = dashboard.post("/admin/logout", data={"csrf": form_token(dashboard)})
     assert (answer.status_code, answer.headers["location"]) == (303, "/admin/login")
-    client.cookies.set(SESSION_COOKIE, cookie or "", path="/admin")  # a copy kept elsewhere
-    assert client.get("/admin").status_code == 303
+    dashboard.cookies.set(SESSION_COOKIE, cookie or "", path="/admin")  # a copy kept elsewhere
+    assert dashboard.get("/admin").status_code == 303
     with engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM admin_sessions")).scalar_one() == 0
 
 
 def test_an_expired_session_or_a_new_admin_token_signs_out(
-    client: TestClient, engine: Engine, admin_settings: Settings
+    dashboard: TestClient, engine: Engine, admin_settings: Settings
 ) -> None:
-    signed_in(client)
+    signed_in(dashboard)
     with engine.begin() as conn:
         conn.execute(text("UPDATE admin_sessions SET expires_at = now() - interval '1 second'"))
-    assert client.get("/admin").status_code == 303
-    signed_in(client)
+    assert dashboard.get("/admin").status_code == 303
+    signed_in(dashboard)
     rotated = admin_settings.model_copy(update={"admin_token": SecretStr("a-brand-new-token-42")})
     with TestClient(create_app(rotated, engine), follow_redirects=False) as other:
-        other.cookies.set(SESSION_COOKIE, client.cookies.get(SESSION_COOKIE) or "", path="/admin")
+        other.cookies.set(
+            SESSION_COOKIE, dashboard.cookies.get(SESSION_COOKIE) or "", path="/admin"
+        )
         assert other.get("/admin").status_code == 303
 
 
-def test_overview_shows_counts_latency_failed_jobs_and_spend(client: TestClient) -> None:
-    page = signed_in(client).get("/admin")
+def test_overview_shows_counts_latency_failed_jobs_and_spend(dashboard: TestClient) -> None:
+    page = signed_in(dashboard).get("/admin")
     assert page.status_code == 200
     text_of = _text(page.text)
     assert _stat(page.text, "repositories") == "2"
@@ -194,9 +191,9 @@ def test_overview_shows_counts_latency_failed_jobs_and_spend(client: TestClient)
 
 
 def test_repositories_list_languages_last_run_and_a_reindex_button(
-    client: TestClient, seeded: Seeded
+    dashboard: TestClient, seeded: Seeded
 ) -> None:
-    page = signed_in(client).get("/admin/repositories")
+    page = signed_in(dashboard).get("/admin/repositories")
     rows = _rows(page.text, "repositories")
     shop = next(r for r in rows if SHOP in r)
     assert "4242" in shop and "main" in shop and "python (" in shop
@@ -207,7 +204,7 @@ def test_repositories_list_languages_last_run_and_a_reindex_button(
     assert f"/admin/repositories/{seeded.cli_id}/reindex" not in page.text
 
 
-def test_repositories_are_paginated_by_name(client: TestClient, engine: Engine) -> None:
+def test_repositories_are_paginated_by_name(dashboard: TestClient, engine: Engine) -> None:
     with engine.begin() as conn:
         conn.execute(
             text(
@@ -215,11 +212,11 @@ def test_repositories_are_paginated_by_name(client: TestClient, engine: Engine) 
                 " '0')) FROM generate_series(1, 120) n"
             )
         )
-    signed_in(client)
+    signed_in(dashboard)
     seen: list[str] = []
     next_page: str | None = "/admin/repositories"
     while next_page:
-        page = client.get(next_page)
+        page = dashboard.get(next_page)
         rows = _rows(page.text, "repositories")
         assert len(rows) <= 50
         seen += [row.split()[1] for row in rows]  # after the "<tr" split's ">"
@@ -229,23 +226,23 @@ def test_repositories_are_paginated_by_name(client: TestClient, engine: Engine) 
 
 
 def test_repository_detail_runs_skipped_files_and_search(
-    client: TestClient, seeded: Seeded
+    dashboard: TestClient, seeded: Seeded
 ) -> None:
-    signed_in(client)
-    page = client.get(f"/admin/repositories/{seeded.shop_id}")
+    signed_in(dashboard)
+    page = dashboard.get(f"/admin/repositories/{seeded.shop_id}")
     assert page.status_code == 200
     skipped = _rows(page.text, "skipped")
     assert any("binary" in r and "3" in r for r in skipped)
     assert any("too large" in r and "1" in r for r in skipped)
     assert len(_rows(page.text, "runs")) == 2  # the real index run and the seeded one
-    found = client.get(f"/admin/repositories/{seeded.shop_id}", params={"q": "apply a discount"})
+    found = dashboard.get(f"/admin/repositories/{seeded.shop_id}", params={"q": "apply a discount"})
     hits = found.text.split('id="search-results"')[1]
     assert "shop/pricing.py" in hits and "def apply_discount" in hits  # code, not just a name
-    assert client.get("/admin/repositories/999999").status_code == 404
+    assert dashboard.get("/admin/repositories/999999").status_code == 404
 
 
 def test_repository_detail_shows_each_tool_its_findings_and_rejections(
-    client: TestClient, seeded: Seeded, engine: Engine
+    dashboard: TestClient, seeded: Seeded, engine: Engine
 ) -> None:
     from app.db.queries.review_feedback import FeedbackRow, record_feedback
     from app.review.feedback import title_key
@@ -275,10 +272,10 @@ def test_repository_detail_shows_each_tool_its_findings_and_rejections(
                 told(4, "Fraction passed where a percent is expected", "rejected"),
             ],
         )
-    signed_in(client)
+    signed_in(dashboard)
     rows = {
         r.split()[1]: r
-        for r in _rows(client.get(f"/admin/repositories/{seeded.shop_id}").text, "tools")
+        for r in _rows(dashboard.get(f"/admin/repositories/{seeded.shop_id}").text, "tools")
     }
     assert set(rows) == {t.name for t in TOOLS}  # semgrep too: the optional extra
     assert rows["shellcheck"].split()[-2:] == ["2", "1"]  # the model's own is not counted
@@ -287,7 +284,7 @@ def test_repository_detail_shows_each_tool_its_findings_and_rejections(
 
 
 def test_search_failures_are_shown_not_raised(
-    client: TestClient, seeded: Seeded, admin_settings: Settings, engine: Engine
+    dashboard: TestClient, seeded: Seeded, admin_settings: Settings, engine: Engine
 ) -> None:
     remote = admin_settings.model_copy(
         update={"embedding_provider": "openai", "llm_max_retries": 0}
@@ -299,9 +296,9 @@ def test_search_failures_are_shown_not_raised(
     assert 'class="error"' in page.text and "search-results" not in page.text
 
 
-def test_reviews_are_paginated_and_filtered_by_repository(client: TestClient) -> None:
-    signed_in(client)
-    first = client.get("/admin/reviews")
+def test_reviews_are_paginated_and_filtered_by_repository(dashboard: TestClient) -> None:
+    signed_in(dashboard)
+    first = dashboard.get("/admin/reviews")
     rows = _rows(first.text, "reviews")
     assert len(rows) == 50 and "acme/shop#219" in rows[0]  # newest first
     assert 'href="https://github.com/acme/shop/pull/219"' in first.text  # its host's page
@@ -311,21 +308,21 @@ def test_reviews_are_paginated_and_filtered_by_repository(client: TestClient) ->
     seen = [_pr(r) for r in rows]
     next_page = _next(first.text)
     while next_page:
-        page = client.get(next_page)
+        page = dashboard.get(next_page)
         seen += [_pr(r) for r in _rows(page.text, "reviews")]
         next_page = _next(page.text)
     assert seen == list(range(219, 99, -1))  # every review once, in order
-    assert len(_rows(client.get("/admin/reviews", params={"repo": SHOP}).text, "reviews")) == 50
-    other = client.get("/admin/reviews", params={"repo": CLI_REPO})
+    assert len(_rows(dashboard.get("/admin/reviews", params={"repo": SHOP}).text, "reviews")) == 50
+    other = dashboard.get("/admin/reviews", params={"repo": CLI_REPO})
     assert "No review yet" in other.text
-    unknown = client.get("/admin/reviews", params={"repo": "nobody/nothing"})
+    unknown = dashboard.get("/admin/reviews", params={"repo": "nobody/nothing"})
     assert "No repository is called nobody/nothing" in unknown.text
 
 
 def test_jobs_show_state_attempts_errors_and_hide_secret_arguments(
-    client: TestClient, seeded: Seeded
+    dashboard: TestClient, seeded: Seeded
 ) -> None:
-    page = signed_in(client).get("/admin/jobs")
+    page = signed_in(dashboard).get("/admin/jobs")
     rows = {int(m): r for m, r in re.findall(r'<tr id="job-(\d+)">(.*?)</tr>', page.text, re.S)}
     assert "GitHub answered 502 Bad Gateway" in rows[seeded.failed_job]
     assert "Retry" in rows[seeded.failed_job] and "Cancel" not in rows[seeded.failed_job]
@@ -335,21 +332,21 @@ def test_jobs_show_state_attempts_errors_and_hide_secret_arguments(
     assert "Retry" not in rows[seeded.succeeded_job]
     assert "api_token=[hidden]" in _text(rows[seeded.todo_job])
     assert "never-shown-in-a-page" not in page.text
-    failed = client.get("/admin/jobs", params={"status": "failed"})
+    failed = dashboard.get("/admin/jobs", params={"status": "failed"})
     assert list(re.findall(r'<tr id="job-(\d+)">', failed.text)) == [str(seeded.failed_job)]
-    assert client.get("/admin/jobs", params={"status": "nonsense"}).status_code == 422
+    assert dashboard.get("/admin/jobs", params={"status": "nonsense"}).status_code == 422
 
 
 def test_the_reindex_button_queues_one_index_job(
-    client: TestClient, engine: Engine, seeded: Seeded
+    dashboard: TestClient, engine: Engine, seeded: Seeded
 ) -> None:
-    signed_in(client)
+    signed_in(dashboard)
     path = f"/admin/repositories/{seeded.shop_id}/reindex"
-    first = client.post(path, data={"csrf": form_token(client)})
-    again = client.post(path, data={"csrf": form_token(client)})
+    first = dashboard.post(path, data={"csrf": form_token(dashboard)})
+    again = dashboard.post(path, data={"csrf": form_token(dashboard)})
     assert first.headers["location"].endswith("notice=queued")
     assert again.headers["location"].endswith("notice=already-queued")
-    assert "Index job queued." in client.get(first.headers["location"]).text
+    assert "Index job queued." in dashboard.get(first.headers["location"]).text
     with engine.connect() as conn:
         queued = (
             conn.execute(
@@ -363,19 +360,19 @@ def test_the_reindex_button_queues_one_index_job(
             .all()
         )
     assert queued == [{"repo": SHOP, "installation_id": 4242, "full": False}]
-    cli = client.post(
-        f"/admin/repositories/{seeded.cli_id}/reindex", data={"csrf": form_token(client)}
+    cli = dashboard.post(
+        f"/admin/repositories/{seeded.cli_id}/reindex", data={"csrf": form_token(dashboard)}
     )
     assert cli.headers["location"].endswith("notice=no-installation")
 
 
 def test_retry_and_cancel_move_jobs_only_from_states_that_allow_it(
-    client: TestClient, engine: Engine, seeded: Seeded
+    dashboard: TestClient, engine: Engine, seeded: Seeded
 ) -> None:
-    signed_in(client)
+    signed_in(dashboard)
 
     def post(job: int, action: str) -> str:
-        answer = client.post(f"/admin/jobs/{job}/{action}", data={"csrf": form_token(client)})
+        answer = dashboard.post(f"/admin/jobs/{job}/{action}", data={"csrf": form_token(dashboard)})
         return str(answer.headers["location"]).rsplit("=", 1)[1]
 
     assert post(seeded.failed_job, "retry") == "retried"
@@ -395,10 +392,10 @@ def test_retry_and_cancel_move_jobs_only_from_states_that_allow_it(
     }
 
 
-def test_a_stuck_job_can_be_ended(client: TestClient, engine: Engine, seeded: Seeded) -> None:
-    signed_in(client)
-    answer = client.post(
-        f"/admin/jobs/{seeded.stuck_job}/cancel", data={"csrf": form_token(client)}
+def test_a_stuck_job_can_be_ended(dashboard: TestClient, engine: Engine, seeded: Seeded) -> None:
+    signed_in(dashboard)
+    answer = dashboard.post(
+        f"/admin/jobs/{seeded.stuck_job}/cancel", data={"csrf": form_token(dashboard)}
     )
     assert answer.headers["location"].endswith("notice=cancelled")
     with engine.connect() as conn:
@@ -410,7 +407,7 @@ def test_a_stuck_job_can_be_ended(client: TestClient, engine: Engine, seeded: Se
 
 
 def test_retrying_a_job_a_newer_one_supersedes_leaves_it(
-    client: TestClient, engine: Engine, seeded: Seeded
+    dashboard: TestClient, engine: Engine, seeded: Seeded
 ) -> None:
     with engine.begin() as conn:
         conn.execute(
@@ -420,15 +417,15 @@ def test_retrying_a_job_a_newer_one_supersedes_leaves_it(
             ),
             {"a": seeded.failed_job, "b": seeded.todo_job},
         )
-    signed_in(client)
-    answer = client.post(
-        f"/admin/jobs/{seeded.failed_job}/retry", data={"csrf": form_token(client)}
+    signed_in(dashboard)
+    answer = dashboard.post(
+        f"/admin/jobs/{seeded.failed_job}/retry", data={"csrf": form_token(dashboard)}
     )
     assert answer.headers["location"].endswith("notice=superseded")
 
 
-def test_no_page_shows_a_configured_secret(client: TestClient, seeded: Seeded) -> None:
-    signed_in(client)
+def test_no_page_shows_a_configured_secret(dashboard: TestClient, seeded: Seeded) -> None:
+    signed_in(dashboard)
     paths = (
         *PAGES,
         "/admin/login",
@@ -437,7 +434,7 @@ def test_no_page_shows_a_configured_secret(client: TestClient, seeded: Seeded) -
         "/admin/jobs?status=todo",
     )
     for path in paths:
-        page = client.get(path)
+        page = dashboard.get(path)
         assert page.status_code == 200, path
         for secret in SECRETS:
             assert secret not in page.text, (path, secret)
@@ -446,11 +443,13 @@ def test_no_page_shows_a_configured_secret(client: TestClient, seeded: Seeded) -
 
 
 def test_the_database_and_queue_hold_no_configured_secret(
-    client: TestClient, engine: Engine, seeded: Seeded
+    dashboard: TestClient, engine: Engine, seeded: Seeded
 ) -> None:
-    signed_in(client)
-    client.post(f"/admin/repositories/{seeded.shop_id}/reindex", data={"csrf": form_token(client)})
-    sign_in(client, "a-wrong-guess")
+    signed_in(dashboard)
+    dashboard.post(
+        f"/admin/repositories/{seeded.shop_id}/reindex", data={"csrf": form_token(dashboard)}
+    )
+    sign_in(dashboard, "a-wrong-guess")
     with engine.connect() as conn:
         tables = (
             conn.execute(text("SELECT tablename FROM pg_tables WHERE schemaname = 'public'"))
@@ -503,8 +502,8 @@ def test_overview_shows_spend_against_each_budget(
     budgets = admin_settings.model_copy(
         update={"budget_tokens_per_day": 2_000_000, "budget_tokens_per_pr": 10_000}
     )
-    with TestClient(create_app(budgets, engine), follow_redirects=False) as client:
-        page = signed_in(client).get("/admin")
+    with TestClient(create_app(budgets, engine), follow_redirects=False) as dashboard:
+        page = signed_in(dashboard).get("/admin")
     installations = [r.lstrip("> ").strip() for r in _rows(page.text, "budget-installations")]
     # today's PR work of installation 4242: 450,000 of gpt-4o and 1,000,000 of llama-local
     assert installations == ["4242 1,450,000 72%"]
@@ -516,7 +515,7 @@ def test_overview_shows_spend_against_each_budget(
 
 
 def test_a_repository_being_enriched_shows_its_progress(
-    client: TestClient, engine: Engine, seeded: Seeded
+    dashboard: TestClient, engine: Engine, seeded: Seeded
 ) -> None:
     with engine.begin() as conn:
         conn.execute(
@@ -537,14 +536,14 @@ def test_a_repository_being_enriched_shows_its_progress(
             ),
             {"r": seeded.shop_id},
         ).scalar_one()
-    signed_in(client)
+    signed_in(dashboard)
     shop = next(
-        r for r in _rows(client.get("/admin/repositories").text, "repositories") if SHOP in r
+        r for r in _rows(dashboard.get("/admin/repositories").text, "repositories") if SHOP in r
     )
     assert f"{left} summarised and embedded" in shop
-    detail = client.get(f"/admin/repositories/{seeded.shop_id}").text
+    detail = dashboard.get(f"/admin/repositories/{seeded.shop_id}").text
     assert f"{left} of them summarised and embedded so far" in detail
     cli = next(
-        r for r in _rows(client.get("/admin/repositories").text, "repositories") if CLI_REPO in r
+        r for r in _rows(dashboard.get("/admin/repositories").text, "repositories") if CLI_REPO in r
     )
     assert "summarised" not in cli  # not pending: nothing to say

@@ -13,12 +13,11 @@ from app.diff.changed import changed_functions
 from app.diff.parse import parse_diff
 from app.flows.enrich import enrich_repository
 from app.indexing.embedder import select_embedder
-from app.indexing.indexer import Indexer, IndexOptions, IndexReport
 from app.indexing.stale import is_pending
-from app.indexing.summarizer import select_summarizer
 from app.retrieval.retrieve import ContextResult, retrieve_context
 from app.runtime import Runtime
 from tests.fakes.openai_server import CHAT, EMBEDDINGS, FakeOpenAI
+from tests.support.indexing import index_tree
 
 REPO = "acme/shop"
 OLD_CART = (
@@ -50,17 +49,6 @@ def _tree(root: Path, modules: int = 12) -> Path:
     return root
 
 
-def _index(engine: Engine, settings: Settings, root: Path, **options: object) -> IndexReport:
-    return Indexer(
-        engine,
-        REPO,
-        root,
-        embedder=select_embedder(settings),
-        summarizer=select_summarizer(settings),
-        options=IndexOptions(**options),  # type: ignore[arg-type]
-    ).run()
-
-
 def _kinds(engine: Engine) -> tuple[set[str], int, bool]:
     """(the rows' summarizers, rows without a vector, the repository's pending flag)."""
     with engine.connect() as conn:
@@ -83,7 +71,9 @@ def _context(engine: Engine, settings: Settings) -> ContextResult:
 def test_indexed_without_models_it_is_reviewable_and_the_vectors_follow(
     engine: Engine, llm_settings: Settings, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
-    report = _index(engine, llm_settings, _tree(tmp_path), enrich=False)
+    report = index_tree(
+        engine, repo=REPO, settings=llm_settings, root=_tree(tmp_path), enrich=False
+    )
     assert fake_openai.requests == []  # not one model call before it is reviewable
     assert report.summaries_deferred == report.embeddings_deferred == report.chunks_added > 20
     assert _kinds(engine) == ({"heuristic"}, report.chunks_added, True)
@@ -118,7 +108,9 @@ def test_indexed_without_models_it_is_reviewable_and_the_vectors_follow(
 def test_a_job_stopped_by_its_model_time_keeps_its_work_and_the_next_one_finishes(
     engine: Engine, llm_settings: Settings, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
-    report = _index(engine, llm_settings, _tree(tmp_path), enrich=False)
+    report = index_tree(
+        engine, repo=REPO, settings=llm_settings, root=_tree(tmp_path), enrich=False
+    )
     fake_openai.generation_seconds = 0.05
     slow = llm_settings.model_copy(
         update={"summary_batch_size": 1, "summary_concurrency": 1, "llm_job_budget_seconds": 0.4}
@@ -143,7 +135,7 @@ def test_a_job_stopped_by_its_model_time_keeps_its_work_and_the_next_one_finishe
 def test_one_enrichment_of_a_repository_at_a_time(
     engine: Engine, llm_settings: Settings, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
-    _index(engine, llm_settings, _tree(tmp_path), enrich=False)
+    index_tree(engine, repo=REPO, settings=llm_settings, root=_tree(tmp_path), enrich=False)
     with engine.connect() as holder:
         holder.execute(text("SELECT pg_advisory_lock(hashtext('reviewbot:enrich:acme/shop'))"))
         outcome = enrich_repository(Runtime(llm_settings, engine), REPO)
@@ -155,16 +147,26 @@ def test_one_enrichment_of_a_repository_at_a_time(
 def test_a_small_repository_is_enriched_in_the_index_run_itself(
     engine: Engine, llm_settings: Settings, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
-    report = _index(
-        engine, llm_settings, _tree(tmp_path, modules=2), enrich=False, inline_enrich_max=200
+    report = index_tree(
+        engine,
+        repo=REPO,
+        settings=llm_settings,
+        root=_tree(tmp_path, modules=2),
+        enrich=False,
+        inline_enrich_max=200,
     )
     assert report.summaries_deferred == report.embeddings_deferred == 0
     assert report.summary_usage.calls == fake_openai.calls(CHAT) > 0
     assert _kinds(engine) == ({"llm"}, 0, False)
 
     # over the limit: left to the job, and the repository is pending
-    more = _index(
-        engine, llm_settings, _tree(tmp_path, modules=40), enrich=False, inline_enrich_max=20
+    more = index_tree(
+        engine,
+        repo=REPO,
+        settings=llm_settings,
+        root=_tree(tmp_path, modules=40),
+        enrich=False,
+        inline_enrich_max=20,
     )
     assert more.summaries_deferred == more.chunks_added > 20
     assert _kinds(engine)[2] is True

@@ -23,16 +23,16 @@ PROJECT = {"project.id": 15, "project.path_with_namespace": "acme/shop"}
 
 
 @pytest.fixture
-def client(settings: Settings, make_client: MakeClient) -> TestClient:
+def gitlab_intake(settings: Settings, make_client: MakeClient) -> TestClient:
     configured = settings.model_copy(
         update={"gitlab_webhook_secret": SecretStr(SECRET), "gitlab_url": "https://gl.example"}
     )
     return make_client(configured, raise_server_exceptions=False)
 
 
-def post(client: TestClient, body: bytes, **headers: str) -> int:
+def post(gitlab_intake: TestClient, body: bytes, **headers: str) -> int:
     sent = {**gitlab_headers(SECRET, MR, headers.pop("delivery", "d-1")), **headers}
-    return client.post("/webhooks/gitlab", content=body, headers=sent).status_code
+    return gitlab_intake.post("/webhooks/gitlab", content=body, headers=sent).status_code
 
 
 def recorded(engine: Engine) -> list[tuple[str, str, str | None]]:
@@ -44,19 +44,19 @@ def recorded(engine: Engine) -> list[tuple[str, str, str | None]]:
 
 
 def test_bad_requests_are_refused_before_anything_is_recorded(
-    client: TestClient, engine: Engine
+    gitlab_intake: TestClient, engine: Engine
 ) -> None:
     good = json.dumps(payload("gitlab/merge-request-event", **PROJECT)).encode()
-    assert post(client, good, **{"X-Gitlab-Token": "wrong"}) == 401
+    assert post(gitlab_intake, good, **{"X-Gitlab-Token": "wrong"}) == 401
     sent = gitlab_headers(SECRET, MR, "d-2")
     del sent["X-Gitlab-Token"]
-    assert client.post("/webhooks/gitlab", content=good, headers=sent).status_code == 401
-    assert post(client, good, delivery="") == 400  # no event UUID
-    assert post(client, good, **{"X-Gitlab-Event": "Merge\nRequest"}) == 400
-    assert post(client, b"{not json") == 400
-    assert post(client, b"[1, 2]") == 400
-    assert post(client, b"[" * 100_000) == 400  # nested too deeply
-    assert post(client, b"x" * (25 * 1024 * 1024 + 1)) == 413
+    assert gitlab_intake.post("/webhooks/gitlab", content=good, headers=sent).status_code == 401
+    assert post(gitlab_intake, good, delivery="") == 400  # no event UUID
+    assert post(gitlab_intake, good, **{"X-Gitlab-Event": "Merge\nRequest"}) == 400
+    assert post(gitlab_intake, b"{not json") == 400
+    assert post(gitlab_intake, b"[1, 2]") == 400
+    assert post(gitlab_intake, b"[" * 100_000) == 400  # nested too deeply
+    assert post(gitlab_intake, b"x" * (25 * 1024 * 1024 + 1)) == 413
     assert recorded(engine) == []
 
 
@@ -74,25 +74,27 @@ BAD: list[tuple[str, Any]] = [
 ]
 
 
-def test_malformed_payloads_get_400_and_never_500(client: TestClient, engine: Engine) -> None:
+def test_malformed_payloads_get_400_and_never_500(
+    gitlab_intake: TestClient, engine: Engine
+) -> None:
     statuses = []
     for i, (dotted, value) in enumerate(BAD):
         data = payload("gitlab/merge-request-event", **{**PROJECT, dotted: value})
-        statuses.append(post(client, json.dumps(data).encode(), delivery=f"bad-{i}"))
+        statuses.append(post(gitlab_intake, json.dumps(data).encode(), delivery=f"bad-{i}"))
     # object_attributes None is not malformed: the event has nothing to act on
     assert statuses.count(400) == len(BAD) - 1 and 500 not in statuses
     assert [r[0] for r in recorded(engine)] == [f"bad-{BAD.index(('object_attributes', None))}"]
 
 
 def test_a_delivery_is_recorded_once_under_its_idempotency_key(
-    client: TestClient, engine: Engine
+    gitlab_intake: TestClient, engine: Engine
 ) -> None:
     body = json.dumps(payload("gitlab/merge-request-event", **PROJECT)).encode()
     retried = {"Idempotency-Key": "idem-1"}
-    first = client.post(
+    first = gitlab_intake.post(
         "/webhooks/gitlab", content=body, headers={**gitlab_headers(SECRET, MR, "u-1"), **retried}
     )
-    again = client.post(
+    again = gitlab_intake.post(
         "/webhooks/gitlab", content=body, headers={**gitlab_headers(SECRET, MR, "u-2"), **retried}
     )
     assert (first.status_code, first.json()["jobs"]) == (202, 2)  # review and describe
@@ -119,17 +121,17 @@ def test_without_a_secret_gitlab_webhooks_are_off(settings: Settings, engine: En
     ],
 )
 def test_an_event_header_that_disagrees_with_the_body_is_refused(
-    client: TestClient, engine: Engine, header: str, said: str
+    gitlab_intake: TestClient, engine: Engine, header: str, said: str
 ) -> None:
     body = json.dumps(payload("gitlab/merge-request-event", **PROJECT)).encode()
     sent = gitlab_headers(SECRET, header, "mismatch-1")
-    answer = client.post("/webhooks/gitlab", content=body, headers=sent)
+    answer = gitlab_intake.post("/webhooks/gitlab", content=body, headers=sent)
     assert answer.status_code == 400 and said in answer.json()["detail"]
     assert recorded(engine) == []
 
 
 def test_a_project_path_too_long_for_the_key_is_400_not_503(
-    client: TestClient, engine: Engine
+    gitlab_intake: TestClient, engine: Engine
 ) -> None:
     """GitLab allows long paths in deep groups; with the instance's name in front, the key
     can pass what reviewbot stores. Refused with a message, never a database error."""
@@ -140,7 +142,7 @@ def test_a_project_path_too_long_for_the_key_is_400_not_503(
             **{"project.id": 15, "project.path_with_namespace": deep},
         )
     ).encode()
-    answer = client.post(
+    answer = gitlab_intake.post(
         "/webhooks/gitlab", content=body, headers=gitlab_headers(SECRET, MR, "long-1")
     )
     assert answer.status_code == 400

@@ -19,11 +19,17 @@ from app.gitlab.checks import gitlab_checks
 from app.gitlab.host import GitLabHost
 from app.gitlab.records import repo_key
 from app.runtime import Runtime
-from tests.conftest import GITLAB_PROJECT, GITLAB_PROJECT_ID, GITLAB_SECRET, GITLAB_TOKEN
-from tests.fakes.gitlab_server import FakeGitLab, MergeRequest, running_fake_gitlab
+from tests.conftest import (
+    GITLAB_PROJECT,
+    GITLAB_PROJECT_ID,
+    GITLAB_SECRET,
+    GITLAB_TOKEN,
+    shop_on_gitlab,
+)
+from tests.fakes.gitlab_server import FakeGitLab
 from tests.fakes.openai_server import FakeOpenAI
 from tests.keys import private_ca
-from tests.shop_repo import make_history, review_reply
+from tests.shop_repo import review_reply
 
 
 @pytest.fixture
@@ -36,10 +42,7 @@ def ca(tmp_path: Path) -> tuple[Path, ssl.SSLContext]:
 
 @pytest.fixture
 def tls_gitlab(tmp_path: Path, ca: tuple[Path, ssl.SSLContext]) -> Iterator[FakeGitLab]:
-    repo, base = make_history(tmp_path / "shop")
-    head = repo.git("rev-parse", "HEAD").decode().strip()
-    with running_fake_gitlab(repo, GITLAB_PROJECT, GITLAB_PROJECT_ID, GITLAB_TOKEN, ca[1]) as fake:
-        fake.mrs[7] = MergeRequest(7, base, head)
+    with shop_on_gitlab(tmp_path / "shop", tls=ca[1]) as fake:
         yield fake
 
 

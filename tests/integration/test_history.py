@@ -15,15 +15,14 @@ from app.diff.changed import changed_functions
 from app.diff.parse import parse_diff
 from app.flows.index import index_repository, update_history
 from app.git import LocalRepo
-from app.indexing.embedder import HashEmbedder
 from app.indexing.history import HistoryLimits, mine_history
-from app.indexing.indexer import Indexer
 from app.retrieval.candidates import stale_chunk_ids
 from app.retrieval.cochange import cochanged
 from app.runtime import Runtime
 from tests.conftest import GITHUB_INSTALLATION, GITHUB_REPO
 from tests.fakes.github_server import FakeGitHub
 from tests.gitrepo import GitRepo
+from tests.support.indexing import index_tree
 
 ENCODE = "def encode_user(user):\n    return {{'name': user.name{extra}}}\n"
 DECODE = "def decode_user(data):\n    return User(data['name']{extra})\n"
@@ -52,7 +51,7 @@ def _codec_repo(root: Path) -> GitRepo:
 
 
 def _index(engine: Engine, name: str, repo: GitRepo) -> None:
-    Indexer(engine, name, repo.root, embedder=HashEmbedder()).run()
+    index_tree(engine, repo.root, name)
 
 
 def _coupled(

@@ -15,9 +15,9 @@ from sqlalchemy import Engine, text
 from app.config import Settings
 from app.indexing.archive import ArchiveLimits, ArchiveTooLarge, TarballSource
 from app.indexing.embedder import EmbeddingUsage, HashEmbedder, select_embedder
-from app.indexing.indexer import IndexBusy, Indexer, IndexOptions, IndexReport
-from app.indexing.summarizer import select_summarizer
+from app.indexing.indexer import IndexBusy, IndexReport
 from tests.fakes.openai_server import CHAT, EMBEDDINGS, FakeOpenAI
+from tests.support.indexing import index_tree
 
 SAMPLES = Path(__file__).parents[1] / "unit" / "chunker_samples"
 REPO = "acme/shop"
@@ -38,18 +38,6 @@ def tree(tmp_path: Path) -> Path:
     return root
 
 
-def run_index(engine: Engine, settings: Settings, root: Path, **options: object) -> IndexReport:
-    indexer = Indexer(
-        engine,
-        REPO,
-        root,
-        embedder=select_embedder(settings),
-        summarizer=select_summarizer(settings),
-        options=IndexOptions(**options),  # type: ignore[arg-type]
-    )
-    return indexer.run()
-
-
 def rows(engine: Engine) -> dict[int, tuple[object, ...]]:
     with engine.connect() as conn:
         result = conn.execute(
@@ -64,7 +52,7 @@ def rows(engine: Engine) -> dict[int, tuple[object, ...]]:
 def test_full_index_stores_llm_summaries_and_vectors(
     engine: Engine, llm_settings: Settings, fake_openai: FakeOpenAI, tree: Path
 ) -> None:
-    report = run_index(engine, llm_settings, tree)
+    report = index_tree(engine, repo=REPO, settings=llm_settings, root=tree)
 
     assert report.files_skipped == {"binary": 1}
     assert report.files_changed == 15  # 14 samples + broken.py; build/ and *.log ignored
@@ -109,18 +97,18 @@ def test_full_index_stores_llm_summaries_and_vectors(
 def test_reindex_without_changes_makes_no_model_calls(
     engine: Engine, llm_settings: Settings, fake_openai: FakeOpenAI, tree: Path
 ) -> None:
-    run_index(engine, llm_settings, tree)
+    index_tree(engine, repo=REPO, settings=llm_settings, root=tree)
     before = rows(engine)
     fake_openai.reset()
 
-    report = run_index(engine, llm_settings, tree)
+    report = index_tree(engine, repo=REPO, settings=llm_settings, root=tree)
     assert fake_openai.requests == []
     assert report.files_changed == 0 and report.files_unchanged == 15
     assert rows(engine) == before
 
     for path in tree.rglob("*.go"):  # new mtime, same content: read and hashed, nothing else
         os.utime(path, ns=(1, 1))
-    report = run_index(engine, llm_settings, tree)
+    report = index_tree(engine, repo=REPO, settings=llm_settings, root=tree)
     assert fake_openai.requests == []
     assert report.files_unchanged == 15
     assert rows(engine) == before
@@ -129,13 +117,13 @@ def test_reindex_without_changes_makes_no_model_calls(
 def test_editing_one_function_costs_one_summary_and_one_embedding(
     engine: Engine, llm_settings: Settings, fake_openai: FakeOpenAI, tree: Path
 ) -> None:
-    run_index(engine, llm_settings, tree)
+    index_tree(engine, repo=REPO, settings=llm_settings, root=tree)
     before = rows(engine)
     fake_openai.reset()
     source = tree / "src" / "sample.go"
     source.write_text(source.read_text().replace("return e.Value, true", "return e.Value, ok"))
 
-    report = run_index(engine, llm_settings, tree)
+    report = index_tree(engine, repo=REPO, settings=llm_settings, root=tree)
 
     assert fake_openai.calls(CHAT) == 1 and fake_openai.calls(EMBEDDINGS) == 1
     [chat] = fake_openai.bodies(CHAT)
@@ -153,12 +141,12 @@ def test_editing_one_function_costs_one_summary_and_one_embedding(
 def test_rename_reuses_summaries_and_vectors_and_delete_removes_rows(
     engine: Engine, llm_settings: Settings, fake_openai: FakeOpenAI, tree: Path
 ) -> None:
-    run_index(engine, llm_settings, tree)
+    index_tree(engine, repo=REPO, settings=llm_settings, root=tree)
     fake_openai.reset()
     (tree / "src" / "sample.rs").rename(tree / "src" / "config_parser.rs")
     (tree / "src" / "sample.java").unlink()
 
-    report = run_index(engine, llm_settings, tree)
+    report = index_tree(engine, repo=REPO, settings=llm_settings, root=tree)
 
     assert fake_openai.requests == []
     assert report.files_deleted == 2 and report.files_changed == 1
@@ -184,7 +172,7 @@ def test_rate_limited_llm_is_retried(
 ) -> None:
     settings = llm_settings.model_copy(update={"summary_concurrency": 1})
     fake_openai.fail_next(CHAT, [429])
-    report = run_index(engine, settings, tree)
+    report = index_tree(engine, repo=REPO, settings=settings, root=tree)
     assert fake_openai.calls(CHAT, ok_only=False) == fake_openai.calls(CHAT) + 1
     assert report.summaries_heuristic == 0
     assert report.errors == []
@@ -194,7 +182,7 @@ def test_llm_down_falls_back_to_heuristic_and_a_later_run_upgrades(
     engine: Engine, llm_settings: Settings, fake_openai: FakeOpenAI, tree: Path
 ) -> None:
     fake_openai.down = True
-    report = run_index(engine, llm_settings, tree)
+    report = index_tree(engine, repo=REPO, settings=llm_settings, root=tree)
     assert report.summaries_llm == 0 and report.summaries_heuristic == report.chunks_added
     assert any("HTTP 503" in e for e in report.errors)
     with engine.connect() as conn:
@@ -206,7 +194,7 @@ def test_llm_down_falls_back_to_heuristic_and_a_later_run_upgrades(
     assert missing == report.chunks_added  # embeddings failed too; rows kept
 
     fake_openai.reset()
-    upgrade = run_index(engine, llm_settings, tree)
+    upgrade = index_tree(engine, repo=REPO, settings=llm_settings, root=tree)
     assert upgrade.files_changed == 0
     assert upgrade.chunks_updated == report.chunks_added
     with engine.connect() as conn:
@@ -220,7 +208,7 @@ def test_llm_down_falls_back_to_heuristic_and_a_later_run_upgrades(
 def test_estimate_makes_no_calls_and_writes_nothing(
     engine: Engine, llm_settings: Settings, fake_openai: FakeOpenAI, tree: Path
 ) -> None:
-    report = run_index(engine, llm_settings, tree, estimate=True)
+    report = index_tree(engine, repo=REPO, settings=llm_settings, root=tree, estimate=True)
     assert fake_openai.requests == []
     assert rows(engine) == {}
     assert report.summary_usage.calls > 0 and report.summary_usage.prompt_tokens > 0
@@ -234,7 +222,7 @@ def test_secrets_in_code_never_reach_the_model(
         'GITHUB_TOKEN = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"\n'
         'def connect():\n    return open_db(password="hunter2-hunter2")\n'
     )
-    run_index(engine, llm_settings, tree)
+    index_tree(engine, repo=REPO, settings=llm_settings, root=tree)
     sent = str(fake_openai.bodies(CHAT))
     assert "ghp_abcdefghijklmnopqrstuvwxyz0123456789" not in sent
     assert "hunter2-hunter2" not in sent
@@ -259,25 +247,25 @@ def test_one_run_per_repository_at_a_time(engine: Engine, settings: Settings, tr
     held.wait(10)
     try:
         with pytest.raises(IndexBusy, match="another indexing run for acme/shop"):
-            run_index(engine, settings, tree)
+            index_tree(engine, repo=REPO, settings=settings, root=tree)
     finally:
         release.set()
         holder.join()
-    assert run_index(engine, settings, tree).chunks_added > 0
+    assert index_tree(engine, repo=REPO, settings=settings, root=tree).chunks_added > 0
 
 
 def test_repo_config_filters_files(engine: Engine, settings: Settings, tree: Path) -> None:
     (tree / ".reviewbot.toml").write_text(
         '[index]\ninclude = ["src/**"]\nexclude = ["**/*.rb"]\nlanguages = ["go", "ruby", "rust"]\n'
     )
-    run_index(engine, settings, tree)
+    index_tree(engine, repo=REPO, settings=settings, root=tree)
     paths = {r[0] for r in rows(engine).values()}
     assert paths == {"src/sample.go", "src/sample.rs"}
 
 
 def test_hash_embedder_without_llm(engine: Engine, settings: Settings, tree: Path) -> None:
     assert isinstance(select_embedder(settings), HashEmbedder)
-    report = run_index(engine, settings, tree)
+    report = index_tree(engine, repo=REPO, settings=settings, root=tree)
     assert report.embedding_model == "hash-v1"
     assert report.summaries_heuristic == report.chunks_added
     assert all(r[5] == "heuristic" and r[6] == "hash-v1" and r[7] for r in rows(engine).values())
@@ -316,7 +304,7 @@ def test_tarball_is_indexed_streamed_and_an_over_limit_one_fails_whole(
 
     def index(data: bytes, limits: ArchiveLimits) -> IndexReport:
         source = TarballSource("acme/shop@main", io.BytesIO(data), None, limits)
-        return Indexer(engine, REPO, source, embedder=HashEmbedder()).run()
+        return index_tree(engine, source, REPO)
 
     first = index(_tarball(files, good), ArchiveLimits())
     assert (first.files_changed, first.chunks_added, first.commit) == (6, 6, good)

@@ -19,9 +19,7 @@ from app.diff.apply import apply_hunks
 from app.diff.changed import changed_functions
 from app.diff.parse import FileDiff, parse_diff
 from app.indexing.embedder import EmbeddingUsage, HashEmbedder
-from app.indexing.indexer import Indexer
 from app.indexing.links import IMPORTED, LOCAL
-from app.indexing.report import IndexOptions
 from app.llm.tokens import token_counter
 from app.retrieval.candidates import SECONDARY_CHANGE_WEIGHT, SearchInput, function_evidence
 from app.retrieval.links import SAME_FILE_WEIGHT, TYPE_ONLY_WEIGHT
@@ -30,6 +28,7 @@ from app.retrieval.ranking import render_context_block
 from app.retrieval.retrieve import ContextResult, build_queries, retrieve_context, vector_texts
 from app.retrieval.vector_search import indexed_repository
 from tests.fakes.loopback import free_port
+from tests.support.indexing import index_tree
 
 FILES = {
     "pkg/__init__.py": "from .money import to_cents\n\n__all__ = ['to_cents']\n",
@@ -71,7 +70,7 @@ def _write(root: Path, files: dict[str, str]) -> None:
 
 
 def _index(engine: Engine, root: Path) -> None:
-    Indexer(engine, "shop", root, embedder=HashEmbedder()).run()
+    index_tree(engine, root)
 
 
 def _reader(root: Path, diffs: list[FileDiff]) -> Callable[[str, str], bytes]:
@@ -414,8 +413,7 @@ def test_an_index_run_that_builds_a_vector_index_calibrates_its_probes(
     # an index from 10 rows; over a dozen rows no index is faster than a scan
     policy = VectorIndexPolicy(exact_max_rows=10, min_speedup=0.0)
     _write(tmp_path, _many_callers(12))
-    options = IndexOptions(vector_policy=policy)
-    Indexer(engine, "shop", tmp_path, embedder=HashEmbedder(), options=options).run()
+    index_tree(engine, tmp_path, vector_policy=policy)
     with engine.connect() as conn:
         repo = conn.execute(text("SELECT id FROM repositories WHERE full_name = 'shop'")).scalar()
         assert vector_index.index_settings(conn, int(repo)) == (1, 1)  # one list, one probe

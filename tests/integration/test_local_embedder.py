@@ -25,8 +25,8 @@ from app.indexing.embedder import (
     local_embeddings_available,
     select_embedder,
 )
-from app.indexing.indexer import Indexer
 from app.retrieval.retrieve import search_question
+from tests.support.indexing import index_tree
 
 # read at import: the autouse fixture clears REVIEWBOT_* variables, not this one
 REQUIRED = os.environ.get("CI_REQUIRE_LOCAL_EMBEDDER") == "1"
@@ -109,7 +109,7 @@ def test_index_then_search_by_meaning(
     root.mkdir()
     for name, code in (("pricing.py", PRICING), ("mailer.py", MAILER), ("storage.py", STORAGE)):
         (root / name).write_text(code)
-    report = Indexer(engine, "acme/local", root, embedder=embedder).run()
+    report = index_tree(engine, root, "acme/local", embedder=embedder)
     assert report.embeddings_computed >= 3 and report.embedding_model == LOCAL_MODEL
 
     # no word of the first question is in its answer: only the meaning finds it; "mail"

@@ -24,16 +24,16 @@ def opened() -> dict[str, Any]:
 
 
 @pytest.fixture
-def client(settings: Settings, make_client: MakeClient) -> TestClient:
+def github_intake(settings: Settings, make_client: MakeClient) -> TestClient:
     configured = settings.model_copy(update={"github_webhook_secret": SecretStr(SECRET)})
     return make_client(configured, raise_server_exceptions=False)
 
 
 def post(
-    client: TestClient, body: bytes, event: str = "pull_request", delivery: str | None = None
+    github_intake: TestClient, body: bytes, event: str = "pull_request", delivery: str | None = None
 ) -> int:
     sent = headers(SECRET, body, event, delivery if delivery is not None else str(uuid.uuid4()))
-    return client.post("/webhooks/github", content=body, headers=sent).status_code
+    return github_intake.post("/webhooks/github", content=body, headers=sent).status_code
 
 
 def changed(base: dict[str, Any], dotted: str, value: Any) -> bytes:
@@ -86,9 +86,9 @@ BAD_FIELDS: list[tuple[str, Any]] = [
 
 @pytest.mark.parametrize(("dotted", "value"), BAD_FIELDS)
 def test_wrongly_typed_or_sized_fields_are_400(
-    client: TestClient, engine: Engine, opened: dict[str, Any], dotted: str, value: Any
+    github_intake: TestClient, engine: Engine, opened: dict[str, Any], dotted: str, value: Any
 ) -> None:
-    assert post(client, changed(opened, dotted, value)) == 400
+    assert post(github_intake, changed(opened, dotted, value)) == 400
     with engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM webhook_deliveries")).scalar_one() == 0
         assert conn.execute(text("SELECT count(*) FROM procrastinate_jobs")).scalar_one() == 0
@@ -111,12 +111,14 @@ def test_wrongly_typed_or_sized_fields_are_400(
     ],
 )
 def test_malformed_bodies_and_headers_are_400(
-    client: TestClient, body: bytes, event: str, delivery: str | None
+    github_intake: TestClient, body: bytes, event: str, delivery: str | None
 ) -> None:
-    assert post(client, body, event, delivery) == 400
+    assert post(github_intake, body, event, delivery) == 400
 
 
-def test_well_formed_edge_values_are_accepted(client: TestClient, opened: dict[str, Any]) -> None:
+def test_well_formed_edge_values_are_accepted(
+    github_intake: TestClient, opened: dict[str, Any]
+) -> None:
     body = changed(opened, "installation.id", 2**63 - 1)
-    assert post(client, body, delivery="72d3162e-cc78-11e3-81ab-4c9367dc0958") == 202
-    assert post(client, b"{}", event="star") == 200  # nothing to route: acknowledged
+    assert post(github_intake, body, delivery="72d3162e-cc78-11e3-81ab-4c9367dc0958") == 202
+    assert post(github_intake, b"{}", event="star") == 200  # nothing to route: acknowledged

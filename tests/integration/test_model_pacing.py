@@ -13,10 +13,9 @@ from sqlalchemy import Engine
 from app.config import Settings
 from app.indexing.embedder import select_embedder
 from app.indexing.files import chunk_file
-from app.indexing.indexer import Indexer
-from app.indexing.report import IndexOptions
 from app.indexing.summarizer import HEURISTIC, LLM, LLMSummarizer, select_summarizer
 from tests.fakes.openai_server import CHAT, FakeOpenAI
+from tests.support.indexing import index_tree
 
 SOURCE = "".join(f"def step_{i}(x):\n    return x + {i}\n\n\n" for i in range(48))
 
@@ -111,8 +110,9 @@ def test_embeddings_end_within_the_budget_and_keep_what_was_made(
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "steps.py").write_text(SOURCE)
     started = time.monotonic()
-    embedder, slices_of_4 = select_embedder(settings), IndexOptions(embed_slice=4)
-    report = Indexer(engine, "steps", tmp_path, embedder=embedder, options=slices_of_4).run()
+    report = index_tree(
+        engine, tmp_path, "steps", embedder=select_embedder(settings), embed_slice=4
+    )
     assert time.monotonic() - started < 1.2 + 1.5
     assert 0 < report.embeddings_computed < report.chunks_added
     assert report.embeddings_missing == report.chunks_added - report.embeddings_computed

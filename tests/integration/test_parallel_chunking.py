@@ -9,10 +9,8 @@ from pathlib import Path
 from sqlalchemy import Engine, text
 
 from app.indexing.chunker import ChunkLimits
-from app.indexing.embedder import HashEmbedder
-from app.indexing.indexer import Indexer
 from app.indexing.parallel import ChunkJob, Parallelism, chunk_in_order
-from app.indexing.report import IndexOptions
+from tests.support.indexing import index_tree
 
 #: Everything a row is made of but its ids and times.
 CHUNK_COLUMNS = (
@@ -54,8 +52,7 @@ def _write_tree(root: Path, version: int) -> None:
 
 
 def _index(engine: Engine, repo: str, root: Path, workers: int, after: int) -> None:
-    options = IndexOptions(parallelism=Parallelism(workers=workers, inline_files=after))
-    Indexer(engine, repo, root, embedder=HashEmbedder(), options=options).run()
+    index_tree(engine, root, repo, parallelism=Parallelism(workers=workers, inline_files=after))
 
 
 def _rows(engine: Engine, repo: str) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:

@@ -12,10 +12,10 @@ from sqlalchemy import Engine, text
 from app.flows.index import index_at, index_repository
 from app.indexing.archive import ArchiveLimits, GitArchiveSource
 from app.indexing.embedder import select_embedder
-from app.indexing.indexer import Indexer
 from app.runtime import Runtime
 from tests.conftest import GITHUB_INSTALLATION, GITHUB_REPO
 from tests.fakes.github_server import FakeGitHub
+from tests.support.indexing import index_tree
 
 BULK_FILES = 10_000
 
@@ -58,7 +58,7 @@ def _whole_tree(run: Runtime, github: FakeGitHub, rev: str, name: str) -> set[tu
         github.repo.git("show", f"{rev}:.reviewbot.toml") if ".reviewbot.toml" in listed else None
     )
     source = GitArchiveSource(str(github.repo.root), rev, config, ArchiveLimits())
-    Indexer(run.engine, name, source, embedder=select_embedder(run.settings)).run()
+    index_tree(run.engine, source, name, embedder=select_embedder(run.settings))
     return _files(run.engine, name)
 
 

@@ -10,11 +10,10 @@ from sqlalchemy import Engine, text
 
 from app.diff.changed import changed_functions
 from app.diff.parse import parse_diff
-from app.indexing.embedder import HashEmbedder
-from app.indexing.indexer import Indexer
 from app.retrieval.candidates import stale_chunk_ids
 from app.retrieval.siblings import sibling_chunks
 from tests.gitrepo import GitRepo
+from tests.support.indexing import index_tree
 
 PY_BASE = '''import abc
 
@@ -112,7 +111,7 @@ def _siblings(
     for name, content in files.items():
         repo.write(name, content)
     repo.commit("Start")
-    Indexer(engine, "repo", repo.root, embedder=HashEmbedder()).run()
+    index_tree(engine, repo.root, "repo")
     repo.write(path, new)
     diffs = parse_diff(repo.diff("HEAD"))
     old = repo.git("show", f"HEAD:{path}")

@@ -22,29 +22,31 @@ from tests.gitrepo import GitRepo
 DATA = Path(__file__).parent.parent / "data" / "tools"
 
 
-def changed(repo: GitRepo, files: dict[str, str | bytes]) -> tuple[list[FileDiff], GitRepo]:
+def changed(changed_repo: GitRepo, files: dict[str, str | bytes]) -> tuple[list[FileDiff], GitRepo]:
     """A commit of ``files`` on ``repo``, as the diff from its parent."""
     for path, content in files.items():
-        repo.write(path, content)
-    repo.commit("change")
-    return parse_diff(repo.git("diff", "HEAD~1", "HEAD")), repo
+        changed_repo.write(path, content)
+    changed_repo.commit("change")
+    return parse_diff(changed_repo.git("diff", "HEAD~1", "HEAD")), changed_repo
 
 
-def reader(repo: GitRepo):  # type: ignore[no-untyped-def]
+def reader(changed_repo: GitRepo):  # type: ignore[no-untyped-def]
     def read(path: str) -> bytes | None:
-        target = repo.root / path
+        target = changed_repo.root / path
         return target.read_bytes() if target.is_file() else None
 
     return read
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> GitRepo:
-    repo = GitRepo(tmp_path / "repo")
-    repo.write("app.py", "def total(items):\n    return sum(items)\n\n\nold = undefined_before\n")
-    repo.write("README.md", "A shop.\n")
-    repo.commit("base")
-    return repo
+def changed_repo(tmp_path: Path) -> GitRepo:
+    changed_repo = GitRepo(tmp_path / "repo")
+    changed_repo.write(
+        "app.py", "def total(items):\n    return sum(items)\n\n\nold = undefined_before\n"
+    )
+    changed_repo.write("README.md", "A shop.\n")
+    changed_repo.commit("base")
+    return changed_repo
 
 
 SEEDED = {
@@ -55,10 +57,12 @@ SEEDED = {
 }
 
 
-def test_each_tool_finds_its_seeded_problem_on_the_changed_lines_only(repo: GitRepo) -> None:
+def test_each_tool_finds_its_seeded_problem_on_the_changed_lines_only(
+    changed_repo: GitRepo,
+) -> None:
     app = "def total(items):\n    return sum(items) + taxx\n\n\nold = undefined_before\n"
-    diffs, _ = changed(repo, {"app.py": app, **SEEDED})
-    report = run_tools(diffs, reader(repo), ToolsPolicy())
+    diffs, _ = changed(changed_repo, {"app.py": app, **SEEDED})
+    report = run_tools(diffs, reader(changed_repo), ToolsPolicy())
     found = {(f.tool, f.rule, f.path, f.line) for f in report.findings}
     assert {
         ("ruff", "F821", "app.py", 2),
@@ -78,16 +82,16 @@ def test_each_tool_finds_its_seeded_problem_on_the_changed_lines_only(repo: GitR
     )
 
 
-def test_the_policy_chooses_tools_paths_severity_and_context(repo: GitRepo) -> None:
-    diffs, _ = changed(repo, SEEDED)
+def test_the_policy_chooses_tools_paths_severity_and_context(changed_repo: GitRepo) -> None:
+    diffs, _ = changed(changed_repo, SEEDED)
     policy = parse_tools_config(
         '[tools]\ndisable = ["detect-secrets"]\nskip = ["conf.yaml"]\nmin_severity = "minor"\n',
         "t",
     )
-    report = run_tools(diffs, reader(repo), policy)
+    report = run_tools(diffs, reader(changed_repo), policy)
     assert {r.tool for r in report.runs} == {"shellcheck", "hadolint", "codespell"}
     assert {f.severity for f in report.findings} <= {"critical", "major", "minor"}
-    assert run_tools(diffs, reader(repo), replace(policy, enabled=False)).runs == []
+    assert run_tools(diffs, reader(changed_repo), replace(policy, enabled=False)).runs == []
 
 
 def script(tmp_path: Path, name: str, body: str) -> Tool:
@@ -98,12 +102,14 @@ def script(tmp_path: Path, name: str, body: str) -> Tool:
     return replace(tool("ruff"), name=name, executable=str(path), ok_codes=frozenset({0}))
 
 
-def test_a_hanging_tool_is_killed_with_what_it_started(repo: GitRepo, tmp_path: Path) -> None:
+def test_a_hanging_tool_is_killed_with_what_it_started(
+    changed_repo: GitRepo, tmp_path: Path
+) -> None:
     marker = f"sleep {3000 + os.getpid() % 1000}"  # this test's own sleeps
     hangs = script(tmp_path, "hangs", f"{marker} & {marker}")
-    diffs, _ = changed(repo, {"app.py": "x = 1\n", **SEEDED})
+    diffs, _ = changed(changed_repo, {"app.py": "x = 1\n", **SEEDED})
     report = run_tools(
-        diffs, reader(repo), ToolsPolicy(), Limits(seconds=1), [hangs, tool("shellcheck")]
+        diffs, reader(changed_repo), ToolsPolicy(), Limits(seconds=1), [hangs, tool("shellcheck")]
     )
     runs = {r.tool: r for r in report.runs}
     assert runs["hangs"].problem == "stopped at its time limit (1 s)"
@@ -119,30 +125,34 @@ def _cmdline(proc: Path) -> str:
         return ""
 
 
-def test_a_flood_of_output_is_cut_at_the_limit(repo: GitRepo, tmp_path: Path) -> None:
+def test_a_flood_of_output_is_cut_at_the_limit(changed_repo: GitRepo, tmp_path: Path) -> None:
     floods = script(tmp_path, "floods", "head -c 104857600 /dev/zero")  # 100 MB
-    diffs, _ = changed(repo, {"app.py": "x = 1\n"})
-    report = run_tools(diffs, reader(repo), ToolsPolicy(), Limits(output_bytes=1 << 20), [floods])
+    diffs, _ = changed(changed_repo, {"app.py": "x = 1\n"})
+    report = run_tools(
+        diffs, reader(changed_repo), ToolsPolicy(), Limits(output_bytes=1 << 20), [floods]
+    )
     [run] = report.runs
     assert run.problem == "its report passed 1 MB and was cut" and report.findings == []
 
 
-def test_a_tool_over_its_memory_limit_fails_alone(repo: GitRepo, tmp_path: Path) -> None:
+def test_a_tool_over_its_memory_limit_fails_alone(changed_repo: GitRepo, tmp_path: Path) -> None:
     greedy = script(
         tmp_path,
         "greedy",
         f"exec {os.sys.executable} -c 'x = bytearray(3 << 30)'",  # type: ignore[attr-defined]
     )
-    diffs, _ = changed(repo, {"app.py": "x = 1\n"})
-    report = run_tools(diffs, reader(repo), ToolsPolicy(), Limits(memory_bytes=1 << 30), [greedy])
+    diffs, _ = changed(changed_repo, {"app.py": "x = 1\n"})
+    report = run_tools(
+        diffs, reader(changed_repo), ToolsPolicy(), Limits(memory_bytes=1 << 30), [greedy]
+    )
     [run] = report.runs
     assert run.problem == "failed (exit 1): MemoryError"
 
 
-def test_a_missing_tool_is_reported_and_the_rest_run(repo: GitRepo) -> None:
+def test_a_missing_tool_is_reported_and_the_rest_run(changed_repo: GitRepo) -> None:
     gone = replace(tool("shellcheck"), name="gone", executable="no-such-linter-here")
-    diffs, _ = changed(repo, SEEDED)
-    report = run_tools(diffs, reader(repo), ToolsPolicy(), tools=[gone, tool("hadolint")])
+    diffs, _ = changed(changed_repo, SEEDED)
+    report = run_tools(diffs, reader(changed_repo), ToolsPolicy(), tools=[gone, tool("hadolint")])
     assert [(r.tool, r.problem) for r in report.runs] == [
         ("gone", "not installed"),
         ("hadolint", ""),
@@ -152,46 +162,48 @@ def test_a_missing_tool_is_reported_and_the_rest_run(repo: GitRepo) -> None:
 
 
 def test_tools_see_no_secret_of_reviewbots(
-    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    changed_repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GITHUB_TOKEN", "ghs_secret_token_value")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-key-value")
     seen = tmp_path / "env.txt"
     spy = script(tmp_path, "spy", f"env > {seen}")
-    diffs, _ = changed(repo, {"app.py": "x = 1\n"})
-    run_tools(diffs, reader(repo), ToolsPolicy(), tools=[spy])
+    diffs, _ = changed(changed_repo, {"app.py": "x = 1\n"})
+    run_tools(diffs, reader(changed_repo), ToolsPolicy(), tools=[spy])
     env = seen.read_text()
     assert "secret" not in env and "GITHUB_TOKEN" not in env and "OPENAI" not in env
     assert f"HOME={tmp_path}" not in env and "PATH=/usr/local/bin:/usr/bin:/bin" in env
 
 
-def test_binary_and_huge_files_are_skipped(repo: GitRepo) -> None:
+def test_binary_and_huge_files_are_skipped(changed_repo: GitRepo) -> None:
     huge = "x = 1\n" * (2 << 20)  # 12 MB
-    diffs, _ = changed(repo, {"logo.sh": b"\x89PNG\0\0binary", "big.py": huge, **SEEDED})
-    report = run_tools(diffs, reader(repo), ToolsPolicy())
+    diffs, _ = changed(changed_repo, {"logo.sh": b"\x89PNG\0\0binary", "big.py": huge, **SEEDED})
+    report = run_tools(diffs, reader(changed_repo), ToolsPolicy())
     assert sorted(report.skipped) == ["big.py: larger than 1 MB", "logo.sh: binary"]
     assert not any(f.path in {"big.py", "logo.sh"} for f in report.findings)
 
 
 def test_a_repositorys_safe_configuration_is_used_and_a_broken_one_falls_back(
-    repo: GitRepo,
+    changed_repo: GitRepo,
 ) -> None:
     long_line = "VALUE = '" + "x" * 30 + "'\n"
     diffs, _ = changed(
-        repo, {"ruff.toml": 'line-length = 20\nlint.select = ["E501"]\n', "app.py": long_line}
+        changed_repo,
+        {"ruff.toml": 'line-length = 20\nlint.select = ["E501"]\n', "app.py": long_line},
     )
-    report = run_tools(diffs, reader(repo), ToolsPolicy(), tools=[tool("ruff")])
+    report = run_tools(diffs, reader(changed_repo), ToolsPolicy(), tools=[tool("ruff")])
     assert [f.rule for f in report.findings] == ["E501"] and report.runs[0].config == "ruff.toml"
     diffs, _ = changed(
-        repo, {"ruff.toml": 'lint.select = ["XYZ999"]\n', "app.py": long_line + "y = taxx\n"}
+        changed_repo,
+        {"ruff.toml": 'lint.select = ["XYZ999"]\n', "app.py": long_line + "y = taxx\n"},
     )
-    report = run_tools(diffs, reader(repo), ToolsPolicy(), tools=[tool("ruff")])
+    report = run_tools(diffs, reader(changed_repo), ToolsPolicy(), tools=[tool("ruff")])
     [run] = report.runs
     assert run.problem == "" and run.config.startswith("ruff.toml not usable")
     assert [f.rule for f in report.findings] == ["F821"]  # ruff's own defaults
 
 
-def test_nothing_of_the_repository_runs(repo: GitRepo, tmp_path: Path) -> None:
+def test_nothing_of_the_repository_runs(changed_repo: GitRepo, tmp_path: Path) -> None:
     """A detect-secrets baseline naming a plugin of its own (a file of Python), a ruff
     configuration extending a file outside the change, and a yamllint one extending a
     file: none is followed, and the plugin never ran."""
@@ -202,7 +214,7 @@ def test_nothing_of_the_repository_runs(repo: GitRepo, tmp_path: Path) -> None:
         ' "filters_used": [], "results": {}}'
     )
     diffs, _ = changed(
-        repo,
+        changed_repo,
         {
             "plugin.py": plugin,
             ".secrets.baseline": baseline,
@@ -213,7 +225,7 @@ def test_nothing_of_the_repository_runs(repo: GitRepo, tmp_path: Path) -> None:
             "keys.txt": SEEDED["keys.txt"],
         },
     )
-    report = run_tools(diffs, reader(repo), ToolsPolicy())
+    report = run_tools(diffs, reader(changed_repo), ToolsPolicy())
     assert not ran.exists()
     runs = {r.tool: r for r in report.runs}
     assert runs["ruff"].config.startswith("pyproject.toml not used")
@@ -249,14 +261,14 @@ def test_doctor_names_an_optional_tool_not_installed_without_failing() -> None:
 
 
 def test_a_host_that_fails_to_give_a_file_leaves_the_review_without_tools(
-    repo: GitRepo,
+    changed_repo: GitRepo,
 ) -> None:
     from app.forge.protocol import ForgeError
 
     def failing(path: str) -> bytes | None:
         raise ForgeError("GitHub GET /contents/deploy.sh failed with HTTP 502", 502)
 
-    diffs, _ = changed(repo, SEEDED)
+    diffs, _ = changed(changed_repo, SEEDED)
     report = run_tools(diffs, failing, ToolsPolicy())
     assert report.findings == []
     assert report.problems == [

@@ -8,12 +8,11 @@ from pathlib import Path
 
 from sqlalchemy import Engine, text
 
-from app.indexing.embedder import HashEmbedder
-from app.indexing.indexer import Indexer
 from app.retrieval.candidates import load_candidates
 from app.retrieval.evidence import Evidence
 from app.retrieval.ranking import rank_context
 from app.retrieval.weights import RankingWeights
+from tests.support.indexing import index_tree
 
 BODY = "\n".join(f"    step_{n} = settle(ledger, {n})" for n in range(90))
 LEDGER = f'''
@@ -33,7 +32,7 @@ def test_a_later_window_is_headed_by_its_signature_and_one_window_is_kept(
     engine: Engine, tmp_path: Path
 ) -> None:
     (tmp_path / "ledger.py").write_text(LEDGER)
-    Indexer(engine, "acme/ledger", tmp_path, embedder=HashEmbedder()).run()
+    index_tree(engine, tmp_path, "acme/ledger")
     with engine.connect() as conn:
         windows = conn.execute(
             text(

@@ -10,9 +10,6 @@ import pytest
 from sqlalchemy import Connection, Engine, text
 
 from app.db import word_counts as wc
-from app.indexing.embedder import HashEmbedder
-from app.indexing.indexer import Indexer
-from app.indexing.report import IndexOptions
 from app.retrieval.full_text import (
     LexicalLimits,
     bm25_score,
@@ -20,6 +17,7 @@ from app.retrieval.full_text import (
     query_words,
 )
 from app.retrieval.vector_signal import ids as found_ids
+from tests.support.indexing import index_tree
 
 REPO = "acme/words"
 
@@ -30,8 +28,7 @@ SMALL = wc.WordCountPolicy(min_chunks=20, stored_min=3)
 
 
 def index(engine: Engine, root: Path, counted: wc.WordCountPolicy = SMALL) -> int:
-    options = IndexOptions(word_counts=counted)
-    Indexer(engine, REPO, root, embedder=HashEmbedder(), options=options).run()
+    index_tree(engine, root, REPO, word_counts=counted)
     with engine.connect() as conn:
         return int(
             conn.execute(

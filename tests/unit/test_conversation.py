@@ -1,8 +1,8 @@
 """Questions in a PR's conversation: what counts as `/ask`, how the question is fenced
 as data, and how citations become links."""
 
+from app.retrieval.context_chunk import ContextChunk
 from app.retrieval.evidence import Evidence
-from app.retrieval.ranking import ContextChunk
 from app.review.conversation import (
     Question,
     answer_markdown,

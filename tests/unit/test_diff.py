@@ -15,26 +15,26 @@ SAMPLES = Path(__file__).parent / "chunker_samples"
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> GitRepo:
+def git_repo(tmp_path: Path) -> GitRepo:
     return GitRepo(tmp_path / "repo")
 
 
-def test_renames_deletions_binary_mode_and_no_newline(repo: GitRepo) -> None:
-    repo.write("keep.py", "a = 1\nb = 2\n").write(
+def test_renames_deletions_binary_mode_and_no_newline(git_repo: GitRepo) -> None:
+    git_repo.write("keep.py", "a = 1\nb = 2\n").write(
         "old_name.py", (SAMPLES / "sample.py").read_text()
     )
-    repo.write("gone.py", "x = 1\n").write("logo.png", b"\x89PNG\0\0\x01").write(
+    git_repo.write("gone.py", "x = 1\n").write("logo.png", b"\x89PNG\0\0\x01").write(
         "run.sh", "echo hi\n"
     )
-    base = repo.commit("base")
-    repo.write("keep.py", "a = 1\nb = 3")  # no newline at end now
-    (repo.root / "old_name.py").rename(repo.root / "new_name.py")
-    (repo.root / "gone.py").unlink()
-    repo.write("logo.png", b"\x89PNG\0\0\x02")
-    (repo.root / "run.sh").chmod(0o755)
-    repo.commit("change")
+    base = git_repo.commit("base")
+    git_repo.write("keep.py", "a = 1\nb = 3")  # no newline at end now
+    (git_repo.root / "old_name.py").rename(git_repo.root / "new_name.py")
+    (git_repo.root / "gone.py").unlink()
+    git_repo.write("logo.png", b"\x89PNG\0\0\x02")
+    (git_repo.root / "run.sh").chmod(0o755)
+    git_repo.commit("change")
 
-    files = {f.path: f for f in parse_diff(repo.diff(base, "HEAD"))}
+    files = {f.path: f for f in parse_diff(git_repo.diff(base, "HEAD"))}
 
     assert files["keep.py"].status == "modified"
     assert files["keep.py"].added_lines == {2} and files["keep.py"].removed_lines == {2}
@@ -46,16 +46,16 @@ def test_renames_deletions_binary_mode_and_no_newline(repo: GitRepo) -> None:
     assert files["run.sh"].mode_only
 
 
-def test_crlf_and_non_utf8_content(repo: GitRepo) -> None:
-    repo.write("win.py", b"def f():\r\n    return 1\r\n").write(
+def test_crlf_and_non_utf8_content(git_repo: GitRepo) -> None:
+    git_repo.write("win.py", b"def f():\r\n    return 1\r\n").write(
         "latin.py", "x = 'caf\xe9'\n".encode("latin-1")
     )
-    base = repo.commit("base")
-    repo.write("win.py", b"def f():\r\n    return 2\r\n").write(
+    base = git_repo.commit("base")
+    git_repo.write("win.py", b"def f():\r\n    return 2\r\n").write(
         "latin.py", "x = 'th\xe9'\n".encode("latin-1")
     )
-    repo.commit("change")
-    files = {f.path: f for f in parse_diff(repo.diff(base, "HEAD"))}
+    git_repo.commit("change")
+    files = {f.path: f for f in parse_diff(git_repo.diff(base, "HEAD"))}
     assert files["win.py"].added_lines == {2}
     assert files["win.py"].hunks[0].lines[-1].text == "    return 2"
     assert files["latin.py"].added_lines == {1}
@@ -78,24 +78,24 @@ def test_empty_diff_is_no_change() -> None:
     assert parse_diff(b"") == []
 
 
-def test_changed_functions_new_old_added_and_deleted(repo: GitRepo) -> None:
-    repo.write(
+def test_changed_functions_new_old_added_and_deleted(git_repo: GitRepo) -> None:
+    git_repo.write(
         "svc.py",
         "def keep():\n    return 1\n\n\ndef edit(x):\n    return x + 1\n\n\n"
         "def drop():\n    return 0\n",
     )
-    base = repo.commit("base")
-    repo.write(
+    base = git_repo.commit("base")
+    git_repo.write(
         "svc.py",
         "def keep():\n    return 1\n\n\ndef edit(x):\n    return x + 2\n\n\n"
         "def fresh(y):\n    return y\n",
     )
-    repo.commit("change")
-    diffs = parse_diff(repo.diff(base, "HEAD"))
+    git_repo.commit("change")
+    diffs = parse_diff(git_repo.diff(base, "HEAD"))
 
     def read(path: str, side: str) -> bytes | None:
         rev = base if side == "old" else "HEAD"
-        return repo.git("show", f"{rev}:{path}")
+        return git_repo.git("show", f"{rev}:{path}")
 
     found = {(c.qualified_name, c.status): c for c in changed_functions(diffs, read)}
     assert set(found) == {("edit", "modified"), ("fresh", "added"), ("drop", "deleted")}
@@ -110,13 +110,13 @@ def test_changed_functions_new_old_added_and_deleted(repo: GitRepo) -> None:
     }
 
 
-def test_binary_and_mode_changes_have_no_functions(repo: GitRepo) -> None:
-    repo.write("a.bin", b"\0\1").write("t.sh", "echo\n")
-    base = repo.commit("base")
-    repo.write("a.bin", b"\0\2")
-    (repo.root / "t.sh").chmod(0o755)
-    repo.commit("change")
-    diffs = parse_diff(repo.diff(base, "HEAD"))
+def test_binary_and_mode_changes_have_no_functions(git_repo: GitRepo) -> None:
+    git_repo.write("a.bin", b"\0\1").write("t.sh", "echo\n")
+    base = git_repo.commit("base")
+    git_repo.write("a.bin", b"\0\2")
+    (git_repo.root / "t.sh").chmod(0o755)
+    git_repo.commit("change")
+    diffs = parse_diff(git_repo.diff(base, "HEAD"))
     assert changed_functions(diffs, lambda p, s: b"") == []
 
 

@@ -5,9 +5,9 @@ from dataclasses import replace
 import pytest
 
 from app.diff.parse import parse_diff
+from app.retrieval.context_chunk import ContextChunk
 from app.retrieval.edited_names import EditedNames, names, shares, with_edited_names
 from app.retrieval.evidence import Evidence
-from app.retrieval.ranking import ContextChunk
 
 # flask's get_flashed_messages, moved from session.pop to session.get (a real change's
 # shape), with a README line and a lock file beside it in the same diff.

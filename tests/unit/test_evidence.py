@@ -80,3 +80,17 @@ def test_reasons_strongest_relation_first() -> None:
     assert signal("history").reasons(Evidence(cochange=0.1, together=1)) == [
         "changed together once"
     ]
+
+
+def test_the_readme_lists_exactly_the_registered_signals() -> None:
+    """README's retrieval section has one bullet a signal (``- **name**``), and says how
+    many there are: a signal added or removed in the registry must be told there."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = readme.split("### Retrieval and review", 1)[1].split("\n### ", 1)[0]
+    listed = re.findall(r"^- \*\*([a-z]+)\*\*", section, flags=re.M)
+    assert sorted(listed) == sorted(s.name for s in SIGNALS)
+    numbers = {7: "Seven", 6: "Six", 8: "Eight"}
+    assert f"{numbers[len(SIGNALS)]} signals search the index" in section

@@ -6,9 +6,10 @@ from dataclasses import replace
 import pytest
 
 from app.llm.tokens import estimate_tokens
+from app.retrieval.context_chunk import ContextChunk
 from app.retrieval.evidence import Evidence
 from app.retrieval.excerpts import _gap, excerpt, with_excerpts
-from app.retrieval.ranking import ContextChunk, pack, render_context_block
+from app.retrieval.ranking import pack, render_context_block
 from app.retrieval.relevance import DIFF_RELEVANCE, scored
 
 #: A function of 20 lines, its lines numbered in their text to tell them apart.

@@ -8,8 +8,9 @@ from importlib import resources
 import numpy as np
 import pytest
 
+from app.retrieval.context_chunk import ContextChunk
 from app.retrieval.evidence import Evidence
-from app.retrieval.ranking import ContextChunk, rank_context
+from app.retrieval.ranking import rank_context
 from app.retrieval.relevance import (
     DIFF_RELEVANCE,
     FEATURES,

@@ -11,7 +11,7 @@ from app.diff.parse import parse_diff
 from app.flows.review import inline_comment
 from app.github import records
 from app.llm.tokens import estimate_tokens, token_counter
-from app.retrieval.ranking import ContextChunk
+from app.retrieval.context_chunk import ContextChunk
 from app.review.comments import (
     fingerprint,
     parse_model_review,

@@ -14,7 +14,7 @@ from app.db.models.activity import (
     ReviewFeedback,
     WebhookDelivery,
 )
-from app.db.models.base import CHUNK_TYPES, NAMING, Base
+from app.db.models.base import CHUNK_TYPES, NAMING, Base, ChunkType
 from app.db.models.index import (
     ChunkLink,
     CodeChunk,
@@ -37,6 +37,7 @@ __all__ = [
     "AdminSignInFailure",
     "Base",
     "ChunkLink",
+    "ChunkType",
     "CodeChunk",
     "Conversation",
     "EmbeddingCache",

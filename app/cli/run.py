@@ -1,4 +1,5 @@
-"""The ``reviewbot`` command. Each command is a thin adapter over the modules it calls."""
+"""The ``reviewbot`` command and the commands that run the bot (serve, worker, index,
+search, context, review). Each command is a thin adapter over the modules it calls."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from app.cli_admin import (
+from app.cli.admin import (
     config_cli,
     doctor,
     err,
@@ -22,7 +23,7 @@ from app.cli_admin import (
     settings_from_env,
     setup,
 )
-from app.cli_ci import IndexCache, Output, action, review_pull
+from app.cli.ci import IndexCache, Output, action, review_pull
 from app.config import Settings
 from app.errors import ConfigError, ReviewbotError
 
@@ -36,7 +37,7 @@ cli = typer.Typer(
     rich_markup_mode=None,
 )
 
-# set-up and upkeep: app/cli_admin.py
+# set-up and upkeep: app/cli/admin.py
 cli.add_typer(config_cli, name="config")
 cli.add_typer(feedback_cli, name="feedback")
 
@@ -55,7 +56,7 @@ def migrate() -> None:
 @cli.command()
 def db() -> None:
     """Show the database in use, with its versions."""
-    from app.cli_render import database_table
+    from app.cli.render import database_table
     from app.db import migrate as migrations
     from app.db.engine import open_database
 
@@ -155,7 +156,7 @@ def index(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON")] = False,
 ) -> None:
     """Index a source tree (incrementally) for retrieval."""
-    from app.cli_render import RichProgress, index_table, progress_bars
+    from app.cli.render import RichProgress, index_table, progress_bars
     from app.db.engine import open_database
     from app.indexing.embedder import select_embedder
     from app.indexing.history import HistoryLimits, mine_work_tree
@@ -208,7 +209,7 @@ def search(
     as_json: Annotated[bool, typer.Option("--json", help="Print results as JSON")] = False,
 ) -> None:
     """Search an indexed repository in natural language."""
-    from app.cli_render import search_table
+    from app.cli.render import search_table
     from app.db.engine import open_database
     from app.indexing.embedder import select_embedder
     from app.retrieval.retrieve import search_question
@@ -241,7 +242,7 @@ def context(
     Without --root, the old side is read from the tree the repository was indexed from
     and the new side is that old side with the diff applied: it runs from anywhere.
     """
-    from app.cli_render import context_table
+    from app.cli.render import context_table
     from app.db.engine import open_database
     from app.diff.changed import changed_functions
     from app.diff.parse import parse_diff
@@ -311,7 +312,7 @@ def review(
         return
     if post or output or cache:
         raise ConfigError("--post, --output and --index-cache are for --pr URL")
-    from app.cli_render import RichProgress, progress_bars, prompt_text, review_view
+    from app.cli.render import RichProgress, progress_bars, prompt_text, review_view
     from app.db.engine import open_database
     from app.indexing.embedder import select_embedder
     from app.indexing.summarizer import select_summarizer
@@ -394,7 +395,3 @@ def main() -> None:
     except DBAPIError as exc:  # an unexpected database failure: still one line, no traceback
         print(f"error: database: {first_line(exc)}", file=sys.stderr)
         sys.exit(1)
-
-
-if __name__ == "__main__":
-    main()

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from app.cli_admin import err, out, settings_from_env
+from app.cli.admin import err, out, settings_from_env
 from app.config import Settings
 from app.errors import ConfigError
 

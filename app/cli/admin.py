@@ -1,5 +1,5 @@
 """``reviewbot`` commands that set the bot up and look after it: ``setup``, ``doctor``,
-``config check`` and ``feedback``. ``app/cli.py`` registers them beside the commands
+``config check`` and ``feedback``. ``app/cli/run.py`` registers them beside the commands
 that run it."""
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def feedback_list(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON")] = False,
 ) -> None:
     """The bot's comments people reacted to or resolved, and the verdict on each."""
-    from app.cli_render import feedback_table
+    from app.cli.render import feedback_table
     from app.db.engine import open_database
     from app.db.queries.review_feedback import feedback_of
 
