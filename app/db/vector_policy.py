@@ -37,9 +37,8 @@ class VectorIndexPolicy:
     max_lists: int = 1_000
     probes_factor: float = 2.0
     #: a search scans at least this share of the lists, however few calibration found:
-    #: the calibration's 16 queries under-shoot on real ones (MiniLM vectors of 250,000
-    #: real chunks in one repository, 1,000 lists: calibrated 42 probes gave recall@10
-    #: 0.977 on held-out functions, 84 gave 0.981 at p95 5.2 ms; bench/RESULTS.md)
+    #: the calibration's 16 queries under-shoot on real ones (bench/RESULTS.md, "Vector
+    #: search on 250,000 real embeddings")
     min_probes_share: float = 1 / 12
     rebuild_factor: int = 2
     calibration_recall: float = 0.99

@@ -12,10 +12,12 @@ from dataclasses import dataclass
 import pathspec
 from sqlalchemy import Connection, Engine, text
 
+from app.db.models.base import ChunkType
 from app.db.word_counts import word_counts
 from app.diff.changed import ChangedFunction
 from app.diff.parse import FileDiff
 from app.retrieval.cochange import cochanged
+from app.retrieval.context_chunk import ContextChunk
 from app.retrieval.evidence import Evidence, merge_evidence
 from app.retrieval.full_text import (
     CODE_HITS,
@@ -26,7 +28,6 @@ from app.retrieval.full_text import (
 )
 from app.retrieval.links import LinkHit, linked_callers, linked_definitions
 from app.retrieval.natural_queries import RetrievalQuery
-from app.retrieval.ranking import ContextChunk
 from app.retrieval.removed import removed_names, still_using
 from app.retrieval.siblings import SiblingHit, sibling_chunks
 from app.retrieval.vector_search import indexed_repository
@@ -172,14 +173,17 @@ DIFF_QUERY_CHARS = 20_000
 def word_queries(
     functions: Sequence[ChangedFunction], diffs: Sequence[FileDiff]
 ) -> tuple[list[str], list[str], list[list[int]]]:
-    """The words signal's queries: each searched function's code, then each touched
-    file's diff (added, removed and context lines: the imports, the names taken out and
-    the code around), and the file each query leaves out. Returns (queries, their files,
-    for each query the searched functions its hits are recorded for: a file's diff, for
-    every searched function of that file). Pure."""
-    codes = [f.chunk.raw_code for f in functions]
-    paths = [f.file_path for f in functions]
-    owners = [[i] for i in range(len(functions))]
+    """The words signal's queries: each touched file's diff (added, removed and context
+    lines: the changed code, the imports, the names taken out and the code around), for
+    the files holding a searched function, and the file each query leaves out. Returns
+    (queries, their files, for each query the searched functions its hits are recorded
+    for: every searched function of that file). One query a file, not one a changed
+    function: BM25 of a function's code summed with its file's diff put a target first
+    less often than the diff alone (bench/RESULTS.md, "The words signal, queried with
+    the diff alone"). Pure."""
+    codes: list[str] = []
+    paths: list[str] = []
+    owners: list[list[int]] = []
     for diff in diffs:
         mine = [i for i, f in enumerate(functions) if f.file_path == diff.path]
         body = diff.text[:DIFF_QUERY_CHARS]
@@ -358,7 +362,7 @@ def load_candidates(
     windows = {
         r.id: Window(r.file_path, r.qualified_name, r.start_line, r.end_line)
         for r in rows
-        if r.chunk_type == "window" and r.signature
+        if r.chunk_type == ChunkType.WINDOW and r.signature
     }
     definitions = window_definitions(conn, rows[0].repository_id if rows else 0, windows)
     chunks = []

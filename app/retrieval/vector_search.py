@@ -91,8 +91,7 @@ def indexed_repository(conn: Connection, repo: str, model: str) -> int:
     or when its vectors are all another model's.
 
     Every review asks, so the usual answer reads one row: a row of ``model`` settles it.
-    Only without one are the repository's models listed, which reads all its rows (150
-    ms at 70,000 chunks, bench/RESULTS.md)."""
+    Only without one are the repository's models listed, which reads all its rows."""
     repo_id = find_repository(conn, repo)
     if repo_id is None:
         raise RepositoryNotIndexed(not_indexed_message(conn, repo))
