@@ -25,13 +25,3 @@ def code_words_sql(code: str) -> str:
     split = f"regexp_replace({head}, '([a-z0-9])([A-Z])|([A-Z])([A-Z][a-z])', '\\1\\3 \\2\\4', 'g')"
     parts = f"regexp_replace({split}, '[^A-Za-z0-9]+', ' ', 'g')"
     return f"to_tsvector('simple'::regconfig, {whole} || ' ' || {parts})"
-
-
-def occurrences_sql(tsvector: str) -> str:
-    """The words of a tsvector counted with their repeats: the length of a chunk's code
-    as Okapi BM25 normalises it (``length()`` counts its distinct words only, which ranks
-    a long function that repeats its names like a short one)."""
-    return (
-        "(SELECT CAST(coalesce(sum(coalesce(array_length(o.positions, 1), 1)), 0) AS float8)"
-        f" FROM unnest({tsvector}) o)"
-    )

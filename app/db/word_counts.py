@@ -20,8 +20,6 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import Connection, text
 
-from app.db.code_words import occurrences_sql
-
 
 @dataclass(frozen=True)
 class WordCountPolicy:
@@ -49,8 +47,7 @@ class WordCounts:
     documents: int = 0
     average_length: float = 0.0
     stored_min: int = STORED_MIN  # a word not stored is in at most this many chunks
-    #: the chunks' average number of words of code, repeats counted (``code_tsv``,
-    #: ``occurrences_sql``)
+    #: the chunks' average number of distinct words of code (``code_tsv``)
     code_average_length: float = 0.0
 
     def chunks(self, word: str) -> int:
@@ -90,8 +87,7 @@ def refresh_word_counts(
             text(
                 "UPDATE repositories r SET search_chunks = :t, search_avg_words ="
                 " coalesce(a.search, 0), code_avg_words = coalesce(a.code, 0)"
-                " FROM (SELECT avg(length(search_tsv)) AS search,"
-                f" avg({occurrences_sql('code_tsv')}) AS code"
+                " FROM (SELECT avg(length(search_tsv)) AS search, avg(length(code_tsv)) AS code"
                 "  FROM code_chunks WHERE repository_id = :r) a WHERE r.id = :r"
             ),
             {"t": total, "r": repo_id},

@@ -173,17 +173,14 @@ DIFF_QUERY_CHARS = 20_000
 def word_queries(
     functions: Sequence[ChangedFunction], diffs: Sequence[FileDiff]
 ) -> tuple[list[str], list[str], list[list[int]]]:
-    """The words signal's queries: each touched file's diff (added, removed and context
-    lines: the changed code, the imports, the names taken out and the code around), for
-    the files holding a searched function, and the file each query leaves out. Returns
-    (queries, their files, for each query the searched functions its hits are recorded
-    for: every searched function of that file). One query a file, not one a changed
-    function: BM25 of a function's code summed with its file's diff put a target first
-    less often than the diff alone (bench/RESULTS.md, "The words signal, queried with
-    the diff alone"). Pure."""
-    codes: list[str] = []
-    paths: list[str] = []
-    owners: list[list[int]] = []
+    """The words signal's queries: each searched function's code, then each touched
+    file's diff (added, removed and context lines: the imports, the names taken out and
+    the code around), and the file each query leaves out. Returns (queries, their files,
+    for each query the searched functions its hits are recorded for: a file's diff, for
+    every searched function of that file). Pure."""
+    codes = [f.chunk.raw_code for f in functions]
+    paths = [f.file_path for f in functions]
+    owners = [[i] for i in range(len(functions))]
     for diff in diffs:
         mine = [i for i, f in enumerate(functions) if f.file_path == diff.path]
         body = diff.text[:DIFF_QUERY_CHARS]

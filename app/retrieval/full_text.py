@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from sqlalchemy import Connection, text
 
-from app.db.code_words import code_words_sql, occurrences_sql
+from app.db.code_words import code_words_sql
 from app.db.word_counts import (
     DEFAULT_WORD_COUNTS,
     NOT_COUNTED,
@@ -119,7 +119,8 @@ WITH q AS MATERIALIZED (
     CAST(coalesce(array_length(u.positions, 1), 1) AS float8) AS tf
   -- the length once a chunk (OFFSET 0 keeps it a subquery), not once a matched word: each
   -- call reads the tsvector again (bench/RESULTS.md)
-  FROM code_chunks c CROSS JOIN LATERAL (SELECT {length} AS len OFFSET 0) l,
+  FROM code_chunks c CROSS JOIN LATERAL
+    (SELECT CAST(length(c.{column}) AS float8) AS len OFFSET 0) l,
     -- only the queries' words, marked and kept in C, not every word unnested and compared
     unnest(ts_filter(setweight(c.{column}, 'A', CAST(:words AS text[])), '{{a}}')) u
   -- bigint, as the index's btree_gin class compares (a smaller int would not)
@@ -151,11 +152,8 @@ WITH q AS MATERIALIZED (
 SELECT ord, id, score FROM ranked WHERE n <= :k ORDER BY ord, n
 """
 
-#: Names and summaries are short and rarely repeat a word: a chunk's length is its distinct
-#: words. Code repeats its names: its length counts every occurrence (``occurrences_sql``),
-#: as Okapi BM25 does.
-_LEXICAL = _BM25.format(column="search_tsv", length="CAST(length(c.search_tsv) AS float8)")
-_CODE_WORDS = _BM25.format(column="code_tsv", length=occurrences_sql("c.code_tsv"))
+_LEXICAL = _BM25.format(column="search_tsv")
+_CODE_WORDS = _BM25.format(column="code_tsv")
 #: Each query's words, as the column's (``code_words_sql``).
 _WORDS_OF_CODE = (
     "SELECT DISTINCT x.ord, w.lexeme FROM unnest(CAST(:qs AS text[])) WITH ORDINALITY"
@@ -233,7 +231,7 @@ def _bm25(
     return per_query(rows, len(queries))
 
 
-#: A touched file's diff as a query of the words signal. Every word counts (dropping
+#: A changed function's code as a query of the words signal. Every word counts (dropping
 #: all but the rarest 32 cost a third of BM25's first-hit rank on the co-change
 #: benchmark), but those in more than ``frequent_share`` of a counted repository's
 #: chunks (they order little); the chunks scored are those holding one of the query's
@@ -245,8 +243,8 @@ CODE_LIMITS = LexicalLimits(frequent_share=0.35, match_budget=1000)
 #: statement's time grows with the matches read (bench/RESULTS.md).
 CODE_PR_MATCHES = 5_000
 CODE_MIN_MATCHES = 100
-#: The hits each query keeps (at least): summed over a PR's files
-#: (``candidates._add_summed``), a chunk ranked 60th for each of three files can be
+#: The hits each query keeps (at least): summed over a PR's functions
+#: (``candidates._add_summed``), a chunk ranked 60th for each of three functions can be
 #: the change's best match.
 CODE_HITS = 100
 
@@ -280,11 +278,10 @@ def code_word_scores(
     counted: WordCountPolicy = DEFAULT_WORD_COUNTS,
     paths: Sequence[str] | None = None,
 ) -> Scored:
-    """For each piece of code (a touched file's diff, or a question), the chunks whose
-    code shares its words, ranked by Okapi BM25 over the words of the chunks' code
-    (``code_tsv``, a chunk's length counting every occurrence): what the author may have
-    to change too uses the same rare names. A query with a path (its file) leaves that
-    file's chunks out: they share the
+    """For each piece of code (a changed function's, or a question), the chunks whose code
+    shares its words, ranked by Okapi BM25 over the words of the chunks' code
+    (``code_tsv``): what the author may have to change too uses the same rare names. A
+    query with a path (its function's file) leaves that file's chunks out: they share the
     file's names whether or not they relate to the change (with them, the co-change
     benchmark's first hits got much worse; the structural signal still finds what the
     change calls there). The words of every query in one statement, their counts in
@@ -323,14 +320,11 @@ def bm25_score(
     document_frequency: Mapping[str, int],
     documents: int,
     average_length: float,
-    *,
-    repeats: bool = False,
 ) -> float:
     """Okapi BM25 of one document (word -> occurrences) for ``query``'s words, the
-    formula ``lexical_scores`` and ``code_word_scores`` run in SQL (document length: its
-    distinct words, as PostgreSQL's ``length(tsvector)`` counts them, or with
-    ``repeats`` every occurrence, as the words of code are counted). Pure."""
-    length = sum(document.values()) if repeats else len(document)
+    formula ``lexical_scores`` runs in SQL (document length: its distinct words, as
+    PostgreSQL's ``length(tsvector)`` counts). Pure."""
+    length = len(document)
     score = 0.0
     for word in dict.fromkeys(query):
         tf = document.get(word, 0)

@@ -327,8 +327,7 @@ def test_migration_0020_gives_existing_chunks_the_words_of_their_code(
 ) -> None:
     """Rows written before 0020 get their code's words (whole identifiers and their
     parts), their repository its average, and a counted repository its common code
-    words; 0023 counts the average with the words' repeats; the downgrades take them
-    away again."""
+    words; the downgrade takes them away again."""
     engine = make_engine(DatabaseTarget(empty_database_url, False))
     migrate.upgrade(engine, "0019")
     with engine.begin() as conn:
@@ -345,7 +344,7 @@ def test_migration_0020_gives_existing_chunks_the_words_of_their_code(
         conn.execute(
             text("UPDATE repositories SET words_counted_at = 50 WHERE id = :r"), {"r": counted}
         )
-    migrate.upgrade(engine, "0020")
+    migrate.upgrade(engine)
     with engine.connect() as conn:
         words = conn.execute(
             text(
@@ -376,15 +375,6 @@ def test_migration_0020_gives_existing_chunks_the_words_of_their_code(
             text("SELECT word, chunks FROM repository_code_words WHERE word IN ('shared', 'parse')")
         ).all()
         assert sorted(map(tuple, stored)) == [("parse", 25), ("shared", 25)]
-    # 0023: the average counts a word's repeats ("def", "return" whole and as parts)
-    migrate.upgrade(engine)
-    with engine.connect() as conn:
-        average = conn.execute(text("SELECT code_avg_words FROM repositories")).scalar_one()
-        assert average == pytest.approx((10 + 4) / 2)
-    migrate.downgrade(engine, "0022")
-    with engine.connect() as conn:
-        average = conn.execute(text("SELECT code_avg_words FROM repositories")).scalar_one()
-        assert average == pytest.approx((8 + 2) / 2)
     migrate.downgrade(engine, "0019")
     with engine.connect() as conn:
         columns = {c["name"] for c in inspect(conn).get_columns("code_chunks")}

@@ -9,10 +9,9 @@ from hypothesis import strategies as st
 from app.diff.changed import changed_functions
 from app.diff.parse import parse_diff
 from app.llm.tokens import estimate_tokens
-from app.retrieval.context_chunk import ContextChunk
 from app.retrieval.evidence import Evidence, merge_evidence
 from app.retrieval.natural_queries import diff_identifiers, heuristic_queries
-from app.retrieval.ranking import pack, rank_context, render_context_block
+from app.retrieval.ranking import ContextChunk, pack, rank_context, render_context_block
 from app.retrieval.weights import RankingWeights
 from tests.support.billing import DIFF, NEW, OLD
 
@@ -226,10 +225,10 @@ def test_the_words_of_the_whole_change_sum_over_its_functions() -> None:
     assert nothing == [{}]
 
 
-def test_a_files_diff_is_the_words_query_of_its_functions() -> None:
-    """Each touched file's diff (its removed and context lines too) is one query, recorded
-    for every searched function of that file; the functions' own code is not a query of
-    its own, and a file with no searched function asks nothing."""
+def test_a_files_diff_is_a_words_query_of_its_functions() -> None:
+    """Each searched function's code is a query, and so is each touched file's diff (its
+    removed and context lines too), recorded for every searched function of that file;
+    a file with no searched function asks nothing."""
     from app.retrieval.candidates import _add_summed, word_queries
 
     diffs, [function] = _changed()
@@ -239,12 +238,13 @@ def test_a_files_diff_is_the_words_query_of_its_functions() -> None:
     )
     assert other[0].text == "import os\nX = 1\nX = 2"  # every line, without its mark
     codes, paths, owners = word_queries([function, function], [*diffs, *other])
-    assert codes == [diffs[0].text] and "gateway.charge" in codes[0]  # the removed call
-    assert paths == [diffs[0].path] and owners == [[0, 1]]
+    assert codes[:2] == [function.chunk.raw_code] * 2
+    assert codes[2] == diffs[0].text and "gateway.charge" in codes[2]  # the removed call
+    assert len(codes) == 3 and paths == [diffs[0].path] * 3 and owners == [[0], [1], [0, 1]]
     found: list[dict[int, dict[str, float | str]]] = [{}, {}]
-    _add_summed(found, [[(7, 1.0), (8, 0.5)]], "words", owners)
-    assert found[0] == {7: {"words": 1.0}, 8: {"words": 0.5}}
-    assert found[1] == found[0]
+    _add_summed(found, [[(7, 1.0)], [], [(7, 1.0), (8, 0.5)]], "words", owners)
+    assert found[0] == {7: {"words": 1.0}, 8: {"words": 0.25}}
+    assert found[1] == {7: {"words": 1.0}, 8: {"words": 0.25}}
 
 
 @pytest.mark.parametrize(
