@@ -153,69 +153,7 @@ SELECT ord, id, score FROM ranked WHERE n <= :k ORDER BY ord, n
 """
 
 _LEXICAL = _BM25.format(column="search_tsv")
-
-#: ``_BM25`` over the words of the chunks' code, where a long definition cut into windows
-#: is one document, as it is one function: its windows' word counts and lengths summed
-#: (the lines two windows share count twice), every window of it returned with its score.
-#: Each window scored alone, a long function that shares the change's words across its
-#: windows ranked below a short one sharing a few (bench/RESULTS.md, "The words signal,
-#: queried with the diff alone").
-_CODE_WORDS = """
-WITH q AS MATERIALIZED (
-  SELECT x.ord, x.path, w.word, w.word = ANY(string_to_array(x.m, ' | ')) AS matching
-  FROM unnest(CAST(:qs AS text[]), CAST(:ms AS text[]), CAST(:paths AS text[]))
-    WITH ORDINALITY AS x(t, m, path, ord),
-    unnest(string_to_array(x.t, ' | ')) AS w(word)
-  WHERE x.t <> ''
-), matched AS MATERIALIZED (
-  SELECT c.id, c.file_path, c.chunk_type, coalesce(c.qualified_name, '') AS name,
-    CAST(length(c.code_tsv) AS float8) AS len
-  FROM code_chunks c
-  WHERE c.repository_id = CAST(:r AS bigint) AND c.code_tsv @@ to_tsquery('simple', :any)
-    AND NOT (c.id = ANY(CAST(:ex AS bigint[])))
-), docs AS MATERIALIZED (
-  -- a chunk is a document; a window is its definition's, with every other window of it
-  SELECT m.id, m.file_path, CAST(m.id AS text) AS doc, m.len
-  FROM matched m WHERE m.chunk_type <> 'window'
-  UNION ALL
-  SELECT c.id, c.file_path, d.file_path || chr(1) || d.name, CAST(length(c.code_tsv) AS float8)
-  FROM (SELECT DISTINCT file_path, name FROM matched WHERE chunk_type = 'window') d
-    JOIN code_chunks c ON c.repository_id = CAST(:r AS bigint) AND c.file_path = d.file_path
-      AND coalesce(c.qualified_name, '') = d.name AND c.chunk_type = 'window'
-      AND NOT (c.id = ANY(CAST(:ex AS bigint[])))
-), lengths AS (
-  SELECT doc, sum(len) AS len FROM docs GROUP BY doc
-), hits AS MATERIALIZED (
-  SELECT d.id, d.doc, d.file_path, u.lexeme,
-    CAST(coalesce(array_length(u.positions, 1), 1) AS float8) AS tf
-  FROM docs d JOIN code_chunks c ON c.id = d.id,
-    unnest(ts_filter(setweight(c.code_tsv, 'A', CAST(:words AS text[])), '{a}')) u
-), df AS (
-  SELECT h.lexeme, CAST(greatest(count(*), coalesce(min(k.df), 0)) AS float8) AS df
-  FROM hits h LEFT JOIN unnest(CAST(:kw AS text[]), CAST(:kdf AS int[])) AS k(word, df)
-    ON k.word = h.lexeme
-  GROUP BY h.lexeme
-), idf AS (
-  SELECT lexeme, ln(1 + (greatest(CAST(:n AS float8), df) - df + 0.5) / (df + 0.5)) AS idf
-  FROM df
-), terms AS (
-  SELECT doc, lexeme, sum(tf) AS tf FROM hits GROUP BY doc, lexeme
-), chosen AS (
-  SELECT DISTINCT q.ord, h.doc FROM q JOIN hits h ON h.lexeme = q.word
-  WHERE q.matching AND h.file_path <> q.path
-), scored AS (
-  SELECT ch.ord, ch.doc,
-    sum(idf.idf * t.tf * (:k1 + 1) / (t.tf + :k1 * (1 - :b + :b * l.len / :avg))) AS score
-  FROM chosen ch JOIN terms t ON t.doc = ch.doc JOIN lengths l ON l.doc = ch.doc
-    JOIN q ON q.ord = ch.ord AND q.word = t.lexeme JOIN idf ON idf.lexeme = t.lexeme
-  GROUP BY ch.ord, ch.doc
-), ranked AS (
-  SELECT ord, doc, score, row_number() OVER (PARTITION BY ord ORDER BY score DESC, doc) AS n
-  FROM scored
-)
-SELECT r.ord, d.id, r.score FROM ranked r JOIN docs d ON d.doc = r.doc
-WHERE r.n <= :k ORDER BY r.ord, r.n, d.id
-"""
+_CODE_WORDS = _BM25.format(column="code_tsv")
 #: Each query's words, as the column's (``code_words_sql``).
 _WORDS_OF_CODE = (
     "SELECT DISTINCT x.ord, w.lexeme FROM unnest(CAST(:qs AS text[])) WITH ORDINALITY"
@@ -382,14 +320,11 @@ def bm25_score(
     document_frequency: Mapping[str, int],
     documents: int,
     average_length: float,
-    *,
-    length: float | None = None,
 ) -> float:
     """Okapi BM25 of one document (word -> occurrences) for ``query``'s words, the
-    formula ``lexical_scores`` and ``code_word_scores`` run in SQL (document length: its
-    distinct words, as PostgreSQL's ``length(tsvector)`` counts, unless ``length`` is
-    given: a definition's windows, summed). Pure."""
-    length = len(document) if length is None else length
+    formula ``lexical_scores`` runs in SQL (document length: its distinct words, as
+    PostgreSQL's ``length(tsvector)`` counts). Pure."""
+    length = len(document)
     score = 0.0
     for word in dict.fromkeys(query):
         tf = document.get(word, 0)

@@ -11,8 +11,10 @@ from sqlalchemy import Connection, Engine, text
 
 from app.db import word_counts as wc
 from app.db.code_words import code_words_sql
+from app.indexing.embedder import HashEmbedder
+from app.indexing.indexer import Indexer
+from app.indexing.report import IndexOptions
 from app.retrieval.full_text import LexicalLimits, bm25_score, code_word_scores
-from tests.support.indexing import index_tree
 
 REPO = "acme/tickets"
 
@@ -51,7 +53,9 @@ def index(engine: Engine, root: Path, counted: wc.WordCountPolicy) -> int:
     (root / "tickets.py").write_text(TICKETS)
     (root / "handlers.py").write_text(HANDLERS + "\n")
     (root / "client.ts").write_text(WEB)
-    index_tree(engine, root, REPO, word_counts=counted)
+    Indexer(
+        engine, REPO, root, embedder=HashEmbedder(), options=IndexOptions(word_counts=counted)
+    ).run()
     with engine.connect() as conn:
         return int(
             conn.execute(
@@ -194,62 +198,3 @@ def test_a_query_with_a_path_leaves_its_own_file_out(engine: Engine, tmp_path: P
         [elsewhere] = code_word_scores(conn, repo_id, [code], [], 10, paths=["tickets.py"])
     assert paths[anywhere[0][0]] == "tickets.py"
     assert elsewhere and all(paths[cid] != "tickets.py" for cid, _ in elsewhere)
-
-
-def _long_function(words: list[str]) -> str:
-    """A function of 100 lines (cut into windows), one of ``words`` every 20 lines."""
-    lines = ["def settle_ledger(entries):"]
-    for n in range(1, 100):
-        word = words[n // 20] if n % 20 == 0 and n // 20 < len(words) else "advance"
-        lines.append(f"    total = {word}(entries, total)")
-    return "\n".join(lines) + "\n"
-
-
-def test_a_long_functions_windows_are_one_document(engine: Engine, tmp_path: Path) -> None:
-    """A function cut into windows scores as one document, as the function it is: its
-    windows' word counts and lengths summed, each window returned with that score; a
-    short function sharing one of the words ranks below it."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    (root / "ledger.py").write_text(_long_function(["reconcile", "ledgerfold", "settlement"]))
-    (root / "short.py").write_text("def close_day(entries):\n    return reconcile(entries)\n")
-    index_tree(engine, root, REPO, word_counts=NOT_COUNTED)
-    query = "reconcile(entries)\nledgerfold(entries)\nsettlement(entries)"
-    with engine.connect() as conn:
-        repo_id = conn.execute(
-            text("SELECT id FROM repositories WHERE full_name = :n"), {"n": REPO}
-        ).scalar_one()
-        [hits] = code_word_scores(conn, repo_id, [query], [], 10)
-        windows = (
-            conn.execute(
-                text(
-                    "SELECT id FROM code_chunks WHERE repository_id = :r AND chunk_type = 'window'"
-                    " AND file_path = 'ledger.py' ORDER BY start_line"
-                ),
-                {"r": repo_id},
-            )
-            .scalars()
-            .all()
-        )
-        documents = stored_words(conn, repo_id)
-        counts = wc.word_counts(conn, repo_id, ())
-        words = conn.execute(
-            text(f"SELECT array_agg(lexeme) FROM unnest({code_words_sql(':c')})"), {"c": query}
-        ).scalar_one()
-    assert len(windows) >= 3  # the function was cut
-    scores = dict(hits)
-    assert set(windows) <= set(scores)
-    assert len({round(scores[w], 9) for w in windows}) == 1  # one score, the function's
-    merged: dict[str, int] = {}
-    for w in windows:
-        for word, tf in documents[w].items():
-            merged[word] = merged.get(word, 0) + tf
-    length = sum(len(documents[w]) for w in windows)
-    chunks = [d for d in documents.values()]
-    df = {w: sum(w in d for d in chunks) for d in chunks for w in d}
-    expected = bm25_score(
-        words, merged, df, counts.documents, counts.code_average_length, length=length
-    )
-    assert scores[windows[0]] == pytest.approx(expected)
-    short = next(cid for cid in scores if cid not in windows)
-    assert scores[short] < scores[windows[0]]
