@@ -11,10 +11,8 @@ from sqlalchemy import Connection, Engine, text
 
 from app.db import word_counts as wc
 from app.db.code_words import code_words_sql
-from app.indexing.embedder import HashEmbedder
-from app.indexing.indexer import Indexer
-from app.indexing.report import IndexOptions
 from app.retrieval.full_text import LexicalLimits, bm25_score, code_word_scores
+from tests.support.indexing import index_tree
 
 REPO = "acme/tickets"
 
@@ -53,9 +51,7 @@ def index(engine: Engine, root: Path, counted: wc.WordCountPolicy) -> int:
     (root / "tickets.py").write_text(TICKETS)
     (root / "handlers.py").write_text(HANDLERS + "\n")
     (root / "client.ts").write_text(WEB)
-    Indexer(
-        engine, REPO, root, embedder=HashEmbedder(), options=IndexOptions(word_counts=counted)
-    ).run()
+    index_tree(engine, root, REPO, word_counts=counted)
     with engine.connect() as conn:
         return int(
             conn.execute(

@@ -9,9 +9,10 @@ from hypothesis import strategies as st
 from app.diff.changed import changed_functions
 from app.diff.parse import parse_diff
 from app.llm.tokens import estimate_tokens
+from app.retrieval.context_chunk import ContextChunk
 from app.retrieval.evidence import Evidence, merge_evidence
 from app.retrieval.natural_queries import diff_identifiers, heuristic_queries
-from app.retrieval.ranking import ContextChunk, pack, rank_context, render_context_block
+from app.retrieval.ranking import pack, rank_context, render_context_block
 from app.retrieval.weights import RankingWeights
 from tests.support.billing import DIFF, NEW, OLD
 
