@@ -6,7 +6,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
-from app.db.models.base import ChunkType
+from app.db.chunk_types import ChunkType
 from app.diff.parse import FileDiff
 from app.indexing.chunks import Chunk
 from app.indexing.files import FileChunks, ParsedFile, changed_chunks, parse_file

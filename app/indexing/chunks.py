@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from app.db.models.base import ChunkType
+from app.db.chunk_types import ChunkType
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from app.db.models.base import ChunkType
+from app.db.chunk_types import ChunkType
 from app.db.queries import release_session_lock, take_session_lock
 from app.db.queries.history import (
     ChangeSet,

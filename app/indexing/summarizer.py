@@ -28,7 +28,7 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from app.config import Settings
-from app.db.models.base import ChunkType
+from app.db.chunk_types import ChunkType
 from app.indexing.chunks import Chunk
 from app.indexing.identifiers import split_identifier
 from app.llm.client import (

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from app.db.models.base import ChunkType
+from app.db.chunk_types import ChunkType
 from app.indexing.chunks import Chunk, segments_of
 
 #: (1-based line number, the line's text without its newline)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import pathspec
 from sqlalchemy import Connection, Engine, text
 
-from app.db.models.base import ChunkType
+from app.db.chunk_types import ChunkType
 from app.db.word_counts import word_counts
 from app.diff.changed import ChangedFunction
 from app.diff.parse import FileDiff

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, text
 
-from app.db.models.base import ChunkType
+from app.db.chunk_types import ChunkType
 from app.diff.changed import ChangedFunction
 
 #: The newest commits of a function or file that are looked at.

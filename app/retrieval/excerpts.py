@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 
-from app.db.models.base import ChunkType
+from app.db.chunk_types import ChunkType
 from app.retrieval.context_chunk import ContextChunk
 from app.retrieval.edited_names import IDENTIFIER
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, text
 
-from app.db.models.base import ChunkType
+from app.db.chunk_types import ChunkType
 from app.diff.changed import ChangedFunction
 from app.indexing.links import NAME_ONLY, Link
 

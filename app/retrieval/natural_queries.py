@@ -18,7 +18,7 @@ from string import Template
 
 import openai
 
-from app.db.models.base import ChunkType
+from app.db.chunk_types import ChunkType
 from app.diff.changed import ChangedFunction
 from app.diff.parse import FileDiff
 from app.indexing.identifiers import split_identifier

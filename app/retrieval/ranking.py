@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
-from app.db.models.base import ChunkType
+from app.db.chunk_types import ChunkType
 from app.llm.fences import fence_for
 from app.retrieval.context_chunk import ContextChunk
 

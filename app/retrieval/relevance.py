@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
 
-from app.db.models.base import ChunkType
+from app.db.chunk_types import ChunkType
 from app.retrieval.context_chunk import ContextChunk
 
 #: The model's inputs, in order (``features``).

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, text
 
-from app.db.models.base import ChunkType
+from app.db.chunk_types import ChunkType
 from app.diff.changed import ChangedFunction
 from app.retrieval.evidence import SiblingKind
 from app.retrieval.go_interfaces import implementations

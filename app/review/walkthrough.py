@@ -9,7 +9,7 @@ import posixpath
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from app.db.models.base import ChunkType
+from app.db.chunk_types import ChunkType
 from app.diff.changed import ChangedFunction
 from app.diff.parse import FileDiff, FileStatus
 from app.review.markdown import inert

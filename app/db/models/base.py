@@ -4,22 +4,11 @@ table's creation time uses."""
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 
 from sqlalchemy import DateTime, MetaData, func
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-
-class ChunkType(StrEnum):
-    """What a chunk of code is (``code_chunks.chunk_type``): a definition, a module's
-    top-level code, or a window of a long definition under its signature."""
-
-    FUNCTION = "function"
-    METHOD = "method"
-    CLASS = "class"
-    MODULE = "module"
-    WINDOW = "window"
-
+from app.db.chunk_types import ChunkType
 
 CHUNK_TYPES = tuple(t.value for t in ChunkType)
 NAMING = {
