@@ -141,8 +141,9 @@ def ranked(
     the relevance model (told the ``touched`` files), a signal alone by its own evidence;
     with ``span``, each also costed by its whole line range (``Item.span``)."""
     from app.llm.tokens import token_counter
-    from app.retrieval.ranking import rank_context, render_context_block
+    from app.retrieval.ranking import rank_context
     from app.retrieval.relevance import DIFF_RELEVANCE, scored
+    from app.review.context_blocks import render_context_block
 
     rescored = []
     for chunk in chunks:

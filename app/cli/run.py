@@ -249,6 +249,7 @@ def context(
     from app.diff.sides import indexed_sides, work_tree_sides
     from app.indexing.embedder import select_embedder
     from app.retrieval.retrieve import retrieve_context
+    from app.review.context_blocks import render_context_block
 
     settings = settings_from_env()
     try:
@@ -264,7 +265,14 @@ def context(
             read = work_tree_sides(root, base)
         changed = changed_functions(diffs, read)
         result = retrieve_context(
-            opened.engine, repo, diffs, changed, embedder, settings, budget=budget
+            opened.engine,
+            repo,
+            diffs,
+            changed,
+            embedder,
+            settings,
+            render=render_context_block,
+            budget=budget,
         )
     result.skipped = sorted(skipped)
     if as_json:

@@ -36,6 +36,7 @@ from app.logs import kv
 from app.retrieval.retrieve import retrieve_for_question
 from app.review.budget import cost_line
 from app.review.config import ReviewConfig
+from app.review.context_blocks import render_context_block
 from app.review.conversation import (
     Question,
     answer_markdown,
@@ -202,7 +203,12 @@ def _answer(
     counter = token_counter()
     fitted = fit_diff(diffs, counter.usable(run.settings.diff_token_budget), counter.count)
     context = retrieve_for_question(
-        run.engine, repo, query, select_embedder(run.settings), run.settings
+        run.engine,
+        repo,
+        query,
+        select_embedder(run.settings),
+        run.settings,
+        render=render_context_block,
     )
     prompt = answer_prompt(question, pr.title, render_diff(fitted.files), context, config.language)
     answer = ask_text_model(

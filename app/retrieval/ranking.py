@@ -1,5 +1,5 @@
-"""Ranking, de-duplication, diversity and token-budget packing of context chunks, and how
-a chunk reads in the review prompt (the packer counts the block as rendered). Pure."""
+"""Ranking, de-duplication, diversity and token-budget packing of context chunks (each
+costed as the prompt will render it: the renderer is the caller's). Pure."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from app.db.chunk_types import ChunkType
-from app.llm.fences import fence_for
 from app.retrieval.context_chunk import ContextChunk
 
 
@@ -63,25 +62,11 @@ def _same_definition(a: ContextChunk, b: ContextChunk) -> bool:
     )
 
 
-def render_context_block(chunk: ContextChunk) -> str:
-    """How a chunk appears in the review prompt (its excerpt, when it has one)."""
-    code = chunk.excerpt or chunk.code
-    fence = fence_for(code)
-    name = chunk.qualified_name or chunk.symbol_name or ""
-    kind = f"{chunk.chunk_type}, excerpt" if chunk.excerpt else chunk.chunk_type
-    summary = f"\n{chunk.summary}" if chunk.summary else ""
-    reasons = chunk.evidence.reasons()
-    why = f"\nWhy: {'; '.join(reasons)}." if reasons else ""
-    return (
-        f"### {chunk.file_path}:{chunk.start_line}-{chunk.end_line} {name} ({kind})"
-        f"{why}{summary}\n{fence}{chunk.language or ''}\n{code}\n{fence}"
-    )
-
-
 def pack(
-    ranked: Iterable[ContextChunk], budget: int, count_tokens: Callable[[str], int]
+    ranked: Iterable[ContextChunk], budget: int, cost_of: Callable[[ContextChunk], int]
 ) -> tuple[list[ContextChunk], int]:
-    """Greedily take chunks in order while their rendered blocks fit ``budget`` tokens.
+    """Greedily take chunks in order while their costs (``cost_of``: the tokens of a chunk's
+    block as the prompt renders it, and its separator) fit ``budget`` tokens.
 
     A chunk too big for what is left is skipped, and smaller ones after it may still fit.
     The total never exceeds the budget. Returns (packed chunks with token counts, used).
@@ -89,7 +74,7 @@ def pack(
     packed: list[ContextChunk] = []
     used = 0
     for chunk in ranked:
-        cost = count_tokens(render_context_block(chunk)) + 1  # +1: the blank line between blocks
+        cost = cost_of(chunk)
         if used + cost <= budget:
             packed.append(replace(chunk, tokens=cost))
             used += cost

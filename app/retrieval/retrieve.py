@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import openai
@@ -103,13 +103,15 @@ def retrieve_context(
     embedder: Embedder,
     settings: Settings,
     *,
+    render: Callable[[ContextChunk], str],
     llm: openai.OpenAI | None = None,
     budget: int | None = None,
     model: RelevanceModel = DIFF_RELEVANCE,
 ) -> ContextResult:
     """Search, rank and pack context for ``changed`` under the token budget: each
-    candidate ranked by ``model``'s probability per token. ``llm`` describes the changes
-    for search when ``retrieval_llm_queries`` is on (default: the summaries' endpoint)."""
+    candidate ranked by ``model``'s probability per token, and costed as ``render`` (the
+    prompt's) shows it. ``llm`` describes the changes for search when
+    ``retrieval_llm_queries`` is on (default: the summaries' endpoint)."""
     begun = time.perf_counter()
     budget = budget or settings.context_token_budget
     counter = token_counter()
@@ -120,9 +122,19 @@ def retrieve_context(
         engine, repo, diffs, changed, embedder, settings, result, llm=llm, model=model
     )
     ranked = rank_context(chunks, settings.max_chunks_per_file)
-    result.context, result.tokens_used = pack(ranked, counter.usable(budget), counter.count)
+    result.context, result.tokens_used = pack(
+        ranked, counter.usable(budget), block_cost(render, counter.count)
+    )
     result.timings["total_s"] = time.perf_counter() - begun
     return result
+
+
+def block_cost(
+    render: Callable[[ContextChunk], str], count: Callable[[str], int]
+) -> Callable[[ContextChunk], int]:
+    """What a chunk costs in the prompt: its rendered block's tokens and the blank line
+    that separates it from the next."""
+    return lambda chunk: count(render(chunk)) + 1
 
 
 def retrieval_candidates(
@@ -214,13 +226,16 @@ def retrieve_for_question(
     question: str,
     embedder: Embedder,
     settings: Settings,
+    *,
+    render: Callable[[ContextChunk], str],
     weights: RankingWeights = QUESTION_WEIGHTS,
 ) -> list[ContextChunk]:
     """Context for a question asked in a PR (``ranked_for_question``), packed like a
-    review's context."""
+    review's context (costed as ``render`` shows it)."""
     counter = token_counter()
     ranked = ranked_for_question(engine, repo, question, embedder, settings, weights)
-    packed, _ = pack(ranked, counter.usable(settings.context_token_budget), counter.count)
+    usable = counter.usable(settings.context_token_budget)
+    packed, _ = pack(ranked, usable, block_cost(render, counter.count))
     return packed
 
 

@@ -13,7 +13,7 @@ from string import Template
 
 from app.llm.redact import redact_secrets
 from app.retrieval.context_chunk import ContextChunk
-from app.retrieval.ranking import render_context_block
+from app.review.context_blocks import render_context_block
 from app.review.markdown import inert, link_citations
 from app.review.prompt import ReviewPrompt, data_fence
 

@@ -23,6 +23,7 @@ from app.retrieval.context_chunk import ContextChunk
 from app.retrieval.retrieve import ContextResult, retrieve_context
 from app.review.comments import ReviewComment, validate_comments
 from app.review.config import ReviewConfig
+from app.review.context_blocks import render_context_block
 from app.review.diff_text import FittedDiff, fit_diff, render_diff
 from app.review.feedback import Rejected
 from app.review.groups import plan_groups
@@ -174,6 +175,7 @@ def prepare_review(
                 [c for c in changed if c.file_path in _paths(group)],
                 embedder,
                 settings,
+                render=render_context_block,
             )
             for group in plan.groups
         ]

@@ -10,7 +10,7 @@ from string import Template
 from app.llm.fences import fence_for
 from app.llm.redact import redact_secrets
 from app.retrieval.context_chunk import ContextChunk
-from app.retrieval.ranking import render_context_block
+from app.review.context_blocks import render_context_block
 
 SYSTEM = resources.files("app.review").joinpath("prompts/review_system.txt").read_text("utf-8")
 USER = Template(

@@ -15,6 +15,7 @@ from app.flows.enrich import enrich_repository
 from app.indexing.embedder import select_embedder
 from app.indexing.stale import is_pending
 from app.retrieval.retrieve import ContextResult, retrieve_context
+from app.review.context_blocks import render_context_block
 from app.runtime import Runtime
 from tests.fakes.openai_server import CHAT, EMBEDDINGS, FakeOpenAI
 from tests.support.indexing import index_tree
@@ -65,7 +66,9 @@ def _context(engine: Engine, settings: Settings) -> ContextResult:
     sides = {"old": OLD_CART.encode(), "new": NEW_CART.encode()}
     changed = changed_functions(diffs, lambda path, side: sides[side])
     embedder = select_embedder(settings)
-    return retrieve_context(engine, REPO, diffs, changed, embedder, settings, budget=4000)
+    return retrieve_context(
+        engine, REPO, diffs, changed, embedder, settings, render=render_context_block, budget=4000
+    )
 
 
 def test_indexed_without_models_it_is_reviewable_and_the_vectors_follow(

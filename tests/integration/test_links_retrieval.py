@@ -24,9 +24,9 @@ from app.llm.tokens import token_counter
 from app.retrieval.candidates import SECONDARY_CHANGE_WEIGHT, SearchInput, function_evidence
 from app.retrieval.links import SAME_FILE_WEIGHT, TYPE_ONLY_WEIGHT
 from app.retrieval.natural_queries import heuristic_queries
-from app.retrieval.ranking import render_context_block
 from app.retrieval.retrieve import ContextResult, build_queries, retrieve_context, vector_texts
 from app.retrieval.vector_search import indexed_repository
+from app.review.context_blocks import render_context_block
 from tests.fakes.loopback import free_port
 from tests.support.indexing import index_tree
 
@@ -89,7 +89,16 @@ def _reader(root: Path, diffs: list[FileDiff]) -> Callable[[str, str], bytes]:
 def _context(engine: Engine, root: Path, settings: Settings, diff: str = DIFF) -> ContextResult:
     diffs = parse_diff(diff.encode())
     changed = changed_functions(diffs, _reader(root, diffs))
-    return retrieve_context(engine, "shop", diffs, changed, HashEmbedder(), settings, budget=4000)
+    return retrieve_context(
+        engine,
+        "shop",
+        diffs,
+        changed,
+        HashEmbedder(),
+        settings,
+        render=render_context_block,
+        budget=4000,
+    )
 
 
 def _linked(result: ContextResult) -> list[tuple[str, str | None]]:
@@ -343,7 +352,9 @@ def test_one_vector_query_per_function_holds_both_of_its_views(
     diffs = parse_diff(_change_callers(3).encode())
     changed = changed_functions(diffs, _reader(tmp_path, diffs))
     embedder = _CountingEmbedder()
-    result = retrieve_context(engine, "shop", diffs, changed, embedder, settings, budget=4000)
+    result = retrieve_context(
+        engine, "shop", diffs, changed, embedder, settings, render=render_context_block, budget=4000
+    )
     assert len(result.changed) == 3
     assert len(embedder.texts) == 3  # not one per view
     for function, text_ in zip(result.changed, embedder.texts, strict=True):

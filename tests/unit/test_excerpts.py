@@ -9,8 +9,10 @@ from app.llm.tokens import estimate_tokens
 from app.retrieval.context_chunk import ContextChunk
 from app.retrieval.evidence import Evidence
 from app.retrieval.excerpts import _gap, excerpt, with_excerpts
-from app.retrieval.ranking import pack, render_context_block
+from app.retrieval.ranking import pack
 from app.retrieval.relevance import DIFF_RELEVANCE, scored
+from app.retrieval.retrieve import block_cost
+from app.review.context_blocks import render_context_block
 
 #: A function of 20 lines, its lines numbered in their text to tell them apart.
 CODE = "\n".join(
@@ -106,7 +108,7 @@ def test_the_reviewer_sees_the_excerpt_and_the_packer_counts_it() -> None:
     whole = replace(alike, excerpt="")
     budget = estimate_tokens(render_context_block(alike)) + 5
     assert estimate_tokens(render_context_block(whole)) > budget  # whole, it does not fit
-    packed, used = pack([alike], budget, estimate_tokens)
+    packed, used = pack([alike], budget, block_cost(render_context_block, estimate_tokens))
     assert packed and used <= budget
     assert packed[0].as_json()["excerpt"] is True
 

@@ -12,9 +12,13 @@ from app.llm.tokens import estimate_tokens
 from app.retrieval.context_chunk import ContextChunk
 from app.retrieval.evidence import Evidence, merge_evidence
 from app.retrieval.natural_queries import diff_identifiers, heuristic_queries
-from app.retrieval.ranking import pack, rank_context, render_context_block
+from app.retrieval.ranking import pack, rank_context
+from app.retrieval.retrieve import block_cost
 from app.retrieval.weights import RankingWeights
+from app.review.context_blocks import render_context_block
 from tests.support.billing import DIFF, NEW, OLD
+
+_COST = block_cost(render_context_block, estimate_tokens)
 
 
 def _changed():  # type: ignore[no-untyped-def]
@@ -170,7 +174,7 @@ def test_a_headed_window_overlaps_other_chunks_only_where_its_own_lines_are() ->
 def test_pack_skips_what_does_not_fit_and_takes_smaller_after() -> None:
     big = _chunk(1, "a.py", 1, 9, 0.9, code="x" * 3000)
     small = _chunk(2, "b.py", 1, 2, 0.5, code="y = 1")
-    packed, used = pack([big, small], budget=200, count_tokens=estimate_tokens)
+    packed, used = pack([big, small], budget=200, cost_of=_COST)
     assert [c.chunk_id for c in packed] == [2]
     assert 0 < used <= 200 and packed[0].tokens == used
 
@@ -187,10 +191,10 @@ def test_pack_never_exceeds_budget_and_is_deterministic(
         _chunk(i, f"f{i}.py", 1, 2, score, code="z" * size) for i, (size, score) in enumerate(sizes)
     ]
     ranked = rank_context(chunks, max_per_file=3)
-    packed, used = pack(ranked, budget, estimate_tokens)
+    packed, used = pack(ranked, budget, _COST)
     assert used <= budget
     assert used == sum(c.tokens for c in packed)
-    assert pack(ranked, budget, estimate_tokens) == (packed, used)
+    assert pack(ranked, budget, _COST) == (packed, used)
     assert [replace(c, tokens=0) for c in packed] == [
         c for c in ranked if c in [replace(p, tokens=0) for p in packed]
     ]
