@@ -263,16 +263,10 @@ def context(
             read, skipped = indexed_sides(opened.engine, repo, diffs)
         else:
             read = work_tree_sides(root, base)
-        changed = changed_functions(diffs, read)
+        found = changed_functions(diffs, read)
+        render = render_context_block
         result = retrieve_context(
-            opened.engine,
-            repo,
-            diffs,
-            changed,
-            embedder,
-            settings,
-            render=render_context_block,
-            budget=budget,
+            opened.engine, repo, diffs, found, embedder, settings, render=render, budget=budget
         )
     result.skipped = sorted(skipped)
     if as_json:
