@@ -68,13 +68,15 @@ def time_chunk(
     files: list[tuple[str, bytes]], links: bool = True
 ) -> tuple[float, int, Counter[str]]:
     """Seconds to chunk ``files`` (with each file's links, as an index run does, unless
-    ``links`` is False), the chunks made and the files skipped by reason."""
+    ``links`` is False), the chunks made and the files skipped by reason (and, under
+    "links", the links made)."""
     chunks = 0
     skipped: Counter[str] = Counter()
     start = time.perf_counter()
     for path, data in files:
         result = chunk_file(path, data) if links else parse_file(path, data).chunked
         chunks += len(result.chunks)
+        skipped["links"] += len(result.links)
         if result.skipped:
             skipped[result.skipped.split(" (")[0]] += 1
     return time.perf_counter() - start, chunks, skipped
@@ -97,8 +99,10 @@ def main() -> None:
     print(f"code  : {len(code)} files, {_mb(code):.1f} MB: {dict(langs.most_common())}")
 
     parse_s = min(time_parse(code) for _ in range(args.repeat))
-    chunk_s, chunks, _ = min((time_chunk(code) for _ in range(args.repeat)), key=lambda r: r[0])
+    chunk_s, chunks, made = min((time_chunk(code) for _ in range(args.repeat)), key=lambda r: r[0])
+    bare_s = min(time_chunk(code, links=False)[0] for _ in range(args.repeat))
     all_s, all_chunks, skipped = time_chunk(files)
+    del skipped["links"]
     print(f"parse only      : {parse_s:.2f} s = {_mb(code) / parse_s:.2f} MB/s")
     print(
         f"chunk_file code : {chunk_s:.2f} s = {_mb(code) / chunk_s:.2f} MB/s, "
@@ -106,6 +110,11 @@ def main() -> None:
     )
     print(
         f"ratio           : chunker / bare parse = {chunk_s / parse_s:.2f}x (best of {args.repeat})"
+    )
+    print(
+        f"links           : {chunk_s - bare_s:.2f} s of it "
+        f"(chunking without links {bare_s:.2f} s = {chunks / bare_s:,.0f} chunks/s); "
+        f"{made['links']} links = {made['links'] / max(chunks, 1):.1f} a chunk"
     )
     print(
         f"chunk_file all  : {all_s:.2f} s for {_mb(files):.1f} MB, {all_chunks} chunks; "

@@ -73,6 +73,27 @@ REPOS = [
     ("spf13/viper", "go"),
     ("immerjs/immer", "typescript"),
     ("pmndrs/jotai", "typescript"),  # in place of sindresorhus/ky: 2 cases in 3,000 commits
+    # issue 52's languages, chosen 2026-12-05: for Java and Rust before any of their link
+    # rules was written, for the others before theirs (Kotlin's were, on a made-up file)
+    ("square/javapoet", "java"),
+    ("jhy/jsoup", "java"),
+    ("serde-rs/json", "rust"),
+    ("BurntSushi/ripgrep", "rust"),
+    ("square/moshi", "kotlin"),
+    ("FluentValidation/FluentValidation", "csharp"),  # Newtonsoft.Json's mirror lacks blobs
+    ("serilog/serilog", "csharp"),
+    ("rack/rack", "ruby"),
+    ("guzzle/guzzle", "php"),
+    ("redis/hiredis", "c"),
+    ("fmtlib/fmt", "cpp"),
+    ("google/gson", "java"),  # held out
+    ("tokio-rs/axum", "rust"),  # held out
+    ("square/kotlinpoet", "kotlin"),  # held out (coil-kt/coil's mirror lacks blobs)
+    ("App-vNext/Polly", "csharp"),  # held out
+    ("jekyll/jekyll", "ruby"),  # held out
+    ("thephpleague/flysystem", "php"),  # held out
+    ("jqlang/jq", "c"),  # held out
+    ("google/leveldb", "cpp"),  # held out
 ]
 #: Never inspected while designing or fitting; their figures are the headline ones.
 HELD_OUT = frozenset(
@@ -85,6 +106,14 @@ HELD_OUT = frozenset(
         "spf13/viper",
         "immerjs/immer",
         "pmndrs/jotai",
+        "google/gson",
+        "tokio-rs/axum",
+        "square/kotlinpoet",
+        "App-vNext/Polly",
+        "jekyll/jekyll",
+        "thephpleague/flysystem",
+        "jqlang/jq",
+        "google/leveldb",
     }
 )
 PINNED = Path(__file__).parent / "cases" / "cochange.json"

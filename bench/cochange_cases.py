@@ -41,6 +41,14 @@ FUNCTION_TYPES = {
     "python": {"function_definition"},
     "go": {"function_declaration", "method_declaration"},
     "typescript": {"function_declaration", "method_definition"},
+    "java": {"method_declaration", "constructor_declaration"},
+    "rust": {"function_item"},
+    "kotlin": {"function_declaration"},
+    "csharp": {"method_declaration", "constructor_declaration"},
+    "ruby": {"method", "singleton_method"},
+    "php": {"function_definition", "method_declaration"},
+    "c": {"function_definition"},
+    "cpp": {"function_definition"},
 }
 MAX_FILES = 6
 MAX_FUNCTIONS = 12

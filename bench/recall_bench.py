@@ -49,6 +49,17 @@ REPOS = [
     ("colinhacks/zod", "typescript"),
     ("sindresorhus/ky", "typescript"),
     ("pmndrs/zustand", "typescript"),
+    ("square/javapoet", "java"),
+    ("jhy/jsoup", "java"),
+    ("serde-rs/json", "rust"),
+    ("BurntSushi/ripgrep", "rust"),
+    ("square/moshi", "kotlin"),
+    ("FluentValidation/FluentValidation", "csharp"),  # Newtonsoft.Json's mirror lacks blobs
+    ("serilog/serilog", "csharp"),
+    ("rack/rack", "ruby"),
+    ("guzzle/guzzle", "php"),
+    ("redis/hiredis", "c"),
+    ("fmtlib/fmt", "cpp"),
 ]
 BUDGETS = (2000, 4000, 8000)
 #: The co-change benchmark's pins (bench/cases/cochange.json): the commit each

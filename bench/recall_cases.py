@@ -85,11 +85,112 @@ LANGS = {
         },
         {"call_expression": "function", "new_expression": "constructor"},
     ),
+    "java": Lang(
+        "java",
+        "tree_sitter_java",
+        "language",
+        (".java",),
+        {
+            "method_declaration": "name",
+            "constructor_declaration": "name",
+            "class_declaration": "name",
+            "interface_declaration": "name",
+            "enum_declaration": "name",
+            "record_declaration": "name",
+        },
+        {"method_invocation": "name", "object_creation_expression": "type"},
+    ),
+    "rust": Lang(
+        "rust",
+        "tree_sitter_rust",
+        "language",
+        (".rs",),
+        {
+            "function_item": "name",
+            "struct_item": "name",
+            "enum_item": "name",
+            "trait_item": "name",
+        },
+        {"call_expression": "function"},
+    ),
+    "kotlin": Lang(
+        "kotlin",
+        "tree_sitter_kotlin",
+        "language",
+        (".kt",),
+        {"function_declaration": "name", "class_declaration": "name", "object_declaration": "name"},
+        {"call_expression": ""},
+    ),
+    "csharp": Lang(
+        "csharp",
+        "tree_sitter_c_sharp",
+        "language",
+        (".cs",),
+        {
+            "method_declaration": "name",
+            "constructor_declaration": "name",
+            "class_declaration": "name",
+            "interface_declaration": "name",
+            "struct_declaration": "name",
+            "record_declaration": "name",
+            "enum_declaration": "name",
+        },
+        {"invocation_expression": "function", "object_creation_expression": "type"},
+    ),
+    "ruby": Lang(
+        "ruby",
+        "tree_sitter_ruby",
+        "language",
+        (".rb",),
+        {"method": "name", "singleton_method": "name", "class": "name", "module": "name"},
+        {"call": "method"},
+    ),
+    "php": Lang(
+        "php",
+        "tree_sitter_php",
+        "language_php",
+        (".php",),
+        {
+            "function_definition": "name",
+            "method_declaration": "name",
+            "class_declaration": "name",
+            "interface_declaration": "name",
+            "trait_declaration": "name",
+        },
+        {
+            "function_call_expression": "function",
+            "member_call_expression": "name",
+            "scoped_call_expression": "name",
+            "object_creation_expression": "",
+        },
+    ),
+    "c": Lang(
+        "c",
+        "tree_sitter_c",
+        "language",
+        (".c", ".h"),
+        {"function_definition": "declarator", "struct_specifier": "name"},
+        {"call_expression": "function"},
+    ),
+    "cpp": Lang(
+        "cpp",
+        "tree_sitter_cpp",
+        "language",
+        (".cc", ".cpp", ".cxx", ".hpp", ".hh", ".h"),
+        {
+            "function_definition": "declarator",
+            "class_specifier": "name",
+            "struct_specifier": "name",
+        },
+        {"call_expression": "function", "new_expression": "type"},
+    ),
 }
 SECONDARY = re.compile(
     r"(^|/)(tests?|testing|__tests__|spec|testdata|docs?|examples?|_examples|benchmarks?|"
     r"scripts|fixtures)/|(^|/)test_[^/]*\.py$|_test\.(py|go)$|\.(test|spec|bench)\.[cm]?[jt]sx?$"
-    r"|(^|/)conftest\.py$|\.d\.ts$"
+    r"|(^|/)conftest\.py$|\.d\.ts$|(^|/)benches/.*\.rs$"
+    # the languages of issue 52 (anchored at their extensions: the other pins stay as mined)
+    r"|(^|/)\w*Tests?/.*\.(cs|kt|java)$|[.]Tests?/.*\.cs$|_test\.(cc|cpp|c)$|_spec\.rb$"
 )
 MAX_NAME_DEFINITIONS = 2
 MAX_CALLERS = 5
@@ -149,6 +250,36 @@ def _name(node: Node | None) -> str:
     return node.text.decode("utf-8", "replace") if node is not None and node.text else ""
 
 
+def _field(node: Node, name: str) -> Node | None:
+    """The child in field ``name``; "": the first named child (a grammar without fields)."""
+    if name:
+        return node.child_by_field_name(name)
+    return node.named_children[0] if node.named_children else None
+
+
+#: C and C++ declarators around a function's name: `*f(...)`, `A::f`, `&f`.
+_DECLARATORS = frozenset(
+    {
+        "function_declarator",
+        "pointer_declarator",
+        "reference_declarator",
+        "parenthesized_declarator",
+        "qualified_identifier",
+    }
+)
+
+
+def _declared(node: Node | None) -> Node | None:
+    """The name a (C or C++) declarator declares; any other node as it is."""
+    while node is not None and node.type in _DECLARATORS:
+        key = "name" if node.type == "qualified_identifier" else "declarator"
+        inner = node.child_by_field_name(key)
+        if inner is None and node.type == "parenthesized_declarator" and node.named_children:
+            inner = node.named_children[0]
+        node = inner
+    return node
+
+
 @dataclass
 class ParsedFile:
     definitions: list[Definition]
@@ -162,7 +293,9 @@ def parse(lang: str, path: str, data: bytes) -> ParsedFile:
     calls: list[tuple[int, str]] = []
     for node in _walk(root):
         if node.type in spec.definitions:
-            name = _name(node.child_by_field_name(spec.definitions[node.type]))
+            if node.type.endswith("_specifier") and node.child_by_field_name("body") is None:
+                continue  # `struct s *p`: a use, not a definition
+            name = _name(_declared(_field(node, spec.definitions[node.type])))
             if name:
                 defs.append(
                     Definition(
@@ -170,7 +303,7 @@ def parse(lang: str, path: str, data: bytes) -> ParsedFile:
                     )
                 )
         elif node.type in spec.calls:
-            callee = node.child_by_field_name(spec.calls[node.type])
+            callee = _field(node, spec.calls[node.type])
             if callee is None:
                 continue
             # the last identifier of `f`, `a.f`, `pkg.F`, `this.f`, `a.b.f`
@@ -179,7 +312,9 @@ def parse(lang: str, path: str, data: bytes) -> ParsedFile:
                 if inner is not None:
                     callee = inner
                     break
-            if callee.type.endswith("identifier"):
+            if callee.type == "navigation_expression" and callee.named_children:  # Kotlin
+                callee = callee.named_children[-1]
+            if callee.type.endswith("identifier") or callee.type == "name":
                 calls.append((callee.start_point.row + 1, _name(callee)))
     return ParsedFile(defs, calls)
 

@@ -11,6 +11,20 @@ definition lives, as far as the file itself can tell:
   of the directory), and methods through the method's receiver.
 - TypeScript/JavaScript: ES ``import`` (named, default, namespace) of relative modules,
   ``this.m`` in a class, and same-file functions.
+- Java: single, on-demand and static imports, same-package types, constructors, and
+  methods through their receiver's declared type (``link_java.py``).
+- Kotlin: imported types and functions (aliases too), the package's own, companion
+  members and methods through their receiver's declared type (``link_kotlin.py``).
+- C#: by name, qualified by the namespaces the file is in and uses (aliases, ``using
+  static``), members through their receiver's declared type (``link_csharp.py``).
+- PHP: ``use`` (classes, functions, aliases, groups) and the file's namespace, members
+  through ``$this``, ``self::``/``parent::`` and typed properties (``link_php.py``).
+- Ruby: ``require``/``require_relative``, constants' methods (``Utils.escape``), bare
+  calls through the class, its mixins and superclass (``link_ruby.py``).
+- Rust: ``use`` paths to module files, ``pub use`` re-exports, ``Type::f`` and methods
+  through their receiver's type (``link_rust.py``).
+- C and C++: the files named as the included headers (``cstem``), this file's functions,
+  and in C++ methods through their class, scope or receiver's type (``link_cfamily.py``).
 - Everything else, and names no rule resolves: the bare name, at low confidence.
 
 A target is not a row id but a place: a file, a module path suffix, a directory, a Go
@@ -24,8 +38,12 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from app.indexing.languages import LanguageSpec
+from app.indexing.link_cfamily import CFamilyLinks
+from app.indexing.link_csharp import CSharpLinks
 from app.indexing.link_ecmascript import EcmaScriptLinks
 from app.indexing.link_go import GoLinks
+from app.indexing.link_java import JavaLinks
+from app.indexing.link_kotlin import KotlinLinks
 from app.indexing.link_model import (
     IMPORTED,
     LINK_VERSION,
@@ -40,8 +58,12 @@ from app.indexing.link_model import (
     Segments,
     links_in,
     stem_of,
+    with_bare_names,
 )
+from app.indexing.link_php import PhpLinks
 from app.indexing.link_python import PythonLinks
+from app.indexing.link_ruby import RubyLinks
+from app.indexing.link_rust import RustLinks
 
 __all__ = [
     "IMPORTED",
@@ -63,6 +85,14 @@ _EXTRACTORS: dict[str, type[Extractor]] = {
     "typescript": EcmaScriptLinks,
     "tsx": EcmaScriptLinks,
     "javascript": EcmaScriptLinks,
+    "java": JavaLinks,
+    "rust": RustLinks,
+    "kotlin": KotlinLinks,
+    "csharp": CSharpLinks,
+    "php": PhpLinks,
+    "ruby": RubyLinks,
+    "c": CFamilyLinks,
+    "cpp": CFamilyLinks,
 }
 
 
@@ -73,6 +103,8 @@ def file_links(
     other languages by name only."""
     extractor = _EXTRACTORS.get(spec.name, NameOnly)
     found = extractor(path, root, spec.language, within).run()
+    if extractor.BY_NAME_TOO:  # never less than the bare names found before the rules
+        found = with_bare_names(found) + NameOnly(path, root, spec.language, within).run()
     if within is not None:
         found = list(links_in(found, within))
     unique = sorted(

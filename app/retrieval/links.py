@@ -27,25 +27,36 @@ MAX_NAME_ONLY_MATCHES = 6
 
 _DIR = r"regexp_replace({path}, '/?[^/]*$', '')"
 _STEM = r"regexp_replace({path}, '(/index)?\.(d\.)?[cm]?[jt]sx?$', '')"
+#: A Rust module's place (``app/indexing/rust_modules.py`` ``rust_stem``).
+_RUST_STEM = r"regexp_replace({path}, '(/(mod|lib|main))?\.rs$', '')"
+#: A C or C++ file's name without its extension (``link_cfamily.header_stem``).
+_CSTEM = r"regexp_replace({path}, '^(.*/)?|\.[^./]*$', '', 'g')"
+#: A qualified name with ``::`` and the spaces of ``impl Trait for Type`` read as dots.
+_DOTTED = "replace(replace({qualified}, '::', '.'), ' ', '.')"
 
 
 def resolves(path: str, qualified: str, language: str) -> str:
     """SQL: link ``l`` resolves to a definition at ``path`` named ``qualified``."""
     directory = _DIR.format(path=path)
+    dotted = _DOTTED.format(qualified=qualified)
     return f"""(CASE l.match
         WHEN 'file' THEN {path} = l.target
         WHEN 'module' THEN {path} = l.target
             OR right({path}, length(l.target) + 1) = '/' || l.target
         WHEN 'stem' THEN {_STEM.format(path=path)} = l.target
         WHEN 'dir' THEN {directory} = l.target AND {language} = 'go'
+        WHEN 'pkgdir' THEN {directory} = l.target
+            OR right({directory}, length(l.target) + 1) = '/' || l.target
+        WHEN 'rsmod' THEN {_RUST_STEM.format(path=path)} = l.target
+        WHEN 'cstem' THEN {_CSTEM.format(path=path)} = l.target
         WHEN 'package' THEN {language} = 'go' AND (CASE WHEN {directory} = ''
             THEN {qualified} LIKE l.qualifier || '.%'
             ELSE l.target = {directory}
                 OR right(l.target, length({directory}) + 1) = '/' || {directory}
             END)
         ELSE true END)
-    AND (l.qualifier IS NULL OR l.match = 'package' OR {qualified} = l.qualifier || '.' || l.name
-         OR right({qualified}, length(l.qualifier) + length(l.name) + 2)
+    AND (l.qualifier IS NULL OR l.match = 'package' OR {dotted} = l.qualifier || '.' || l.name
+         OR right({dotted}, length(l.qualifier) + length(l.name) + 2)
             = '.' || l.qualifier || '.' || l.name)"""
 
 
@@ -186,7 +197,7 @@ def score_definitions(
 def _reexported(conn: Connection, repo_id: int, unresolved: Sequence[_FnLink]) -> list[_FnLink]:
     """For links into a module that does not define the name: that module's own import
     links of the name (or ``*``), as links of the original name, a little less confident."""
-    followable = [(fn, key) for fn, key in unresolved if key[1] in {"module", "stem"}]
+    followable = [(fn, key) for fn, key in unresolved if key[1] in {"module", "stem", "rsmod"}]
     if not followable:
         return []
     rows = conn.execute(
@@ -198,6 +209,7 @@ def _reexported(conn: Connection, repo_id: int, unresolved: Sequence[_FnLink]) -
             " WHERE CASE l.match"
             "  WHEN 'module' THEN i.file_path = l.target"
             "   OR right(i.file_path, length(l.target) + 1) = '/' || l.target"
+            f"  WHEN 'rsmod' THEN {_RUST_STEM.format(path='i.file_path')} = l.target"
             f"  ELSE {_STEM.format(path='i.file_path')} = l.target END"
             " ORDER BY l.fn, l.name, i.match, i.target"
         ),

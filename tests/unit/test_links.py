@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.diff.changed import changed_functions
 from app.diff.parse import parse_diff
+from app.indexing.chunker import parse_source
 from app.indexing.files import chunk_file, parse_file
-from app.indexing.links import NAME_ONLY, RECEIVER_GUESS, Link, links_in, stem_of
+from app.indexing.languages import BY_NAME
+from app.indexing.links import NAME_ONLY, RECEIVER_GUESS, Link, file_links, links_in, stem_of
+
+FIXTURES = Path(__file__).parents[1] / "data" / "links"
 
 
 def _links(path: str, source: str) -> list[Link]:
@@ -249,8 +255,11 @@ def test_stems_drop_extension_and_index() -> None:
     assert stem_of("src/a/b.mjs") == "src/a/b"
 
 
-def test_other_languages_link_called_names_only() -> None:
-    links = _links("src/main.rs", "fn main() {\n    let x = parse_config(1);\n}\n")
+def test_a_language_without_rules_links_called_names_only() -> None:
+    # every language the chunker knows has rules now; one added without them still links
+    spec = replace(BY_NAME["c"], name="c-without-rules")
+    source = b"int main(void) {\n    int x = parse_config(1);\n}\n"
+    links = file_links("src/main.c", parse_source(source.decode(), spec), spec)
     assert [(k.name, k.match, k.confidence) for k in links] == [("parse_config", "name", NAME_ONLY)]
 
 
@@ -270,11 +279,18 @@ def test_every_chunk_range_holds_exactly_its_code() -> None:
         assert chunk.raw_code == "\n".join(lines[chunk.start_line - 1 : chunk.end_line])
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(
-    st.sampled_from(["a.py", "a.go", "a.ts", "a.js", "a.tsx", "a.rs", "a.java"]),
+    st.sampled_from("a.py a.go a.ts a.js a.tsx a.rs a.java a.kt a.cs a.rb a.php a.c a.cc".split()),
     st.lists(
-        st.sampled_from([*"abfmx_(){}.\"'#/*=,;: \n\t", "import ", "from ", "self.", "this."]),
+        st.sampled_from(
+            [
+                *"abfmx_(){}.\"'#/*=,;:<>$\\ \n\t",
+                *("import ", "from ", "self.", "this.", "use ", "using ", "namespace "),
+                *("class ", "new ", "::", "->", "<?php ", '#include "', "require ", "extends "),
+                *("mod ", "package ", "static "),
+            ]
+        ),
         max_size=300,
     ).map("".join),
 )
@@ -284,7 +300,7 @@ def test_links_of_arbitrary_text_are_well_formed(path: str, source: str) -> None
         assert 1 <= link.line <= lines
         assert link.name and (len(link.name) > 1 or link.name == "*")
         assert 0 < link.confidence <= 1
-        assert link.kind in {"use", "type", "import"}
+        assert link.kind in {"use", "type", "import", "extends"}
         assert (link.target is None) == (link.match == "name")
 
 
@@ -293,6 +309,19 @@ SAMPLES = {
     "cmd/serve/main.go": GO,
     "src/client.ts": TYPESCRIPT,
     "src/main.rs": "fn main() {\n    let x = parse_config(1);\n    run(x)\n}\n",
+    "src/cart.rs": (FIXTURES / "rust" / "src" / "cart.rs").read_text(),
+    **{
+        path: (FIXTURES / language / path).read_text()
+        for language, path in [
+            ("java", "src/main/java/com/acme/shop/Cart.java"),
+            ("kotlin", "src/main/kotlin/com/acme/shop/Cart.kt"),
+            ("csharp", "src/Acme.Shop/Cart.cs"),
+            ("php", "src/Shop/Cart.php"),
+            ("ruby", "lib/acme/shop/cart.rb"),
+            ("c", "src/cart.c"),
+            ("cpp", "src/cart.cc"),
+        ]
+    },
 }
 
 

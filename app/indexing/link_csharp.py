@@ -1,0 +1,281 @@
+"""Links of C# files. A C# namespace is not a directory, but a chunk's qualified name
+holds its namespace (``Acme.Shop.Cart.Total``), so a type is linked by name, qualified by
+each namespace it may be in: the file's own and those around it, those ``using`` brings in
+(``global using`` too), an alias's (``using M = Acme.Money.Money``), a ``using static``
+class's members. A type's members go by the same rule (``Acme.Money.Money.Plus``), which
+also finds a partial class's methods in its other files; calls go through the receiver's
+declared type (a local, a parameter, a field or property, ``var x = new T()``)."""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from app.indexing.link_model import (
+    IMPORTED,
+    LOCAL,
+    PACKAGE,
+    Extractor,
+    Link,
+    enclosing,
+    node_text,
+    walk,
+)
+
+#: Namespaces of the platform: a type found only there links nothing.
+PLATFORM_NAMESPACES = ("System", "Microsoft")
+_TYPE_DECLARATIONS = frozenset(
+    {
+        "class_declaration",
+        "interface_declaration",
+        "struct_declaration",
+        "record_declaration",
+        "enum_declaration",
+    }
+)
+_NAMESPACES = frozenset({"namespace_declaration", "file_scoped_namespace_declaration"})
+#: Nodes whose ``type`` (or ``returns``) field, or whose children, are types.
+_TYPED = frozenset(
+    {
+        "variable_declaration",
+        "parameter",
+        "property_declaration",
+        "method_declaration",
+        "cast_expression",
+        "typeof_expression",
+        "base_list",
+        "type_argument_list",
+    }
+)
+_USES = _TYPED | frozenset({"invocation_expression", "object_creation_expression"})
+_SCOPES = frozenset(
+    {
+        "method_declaration",
+        "constructor_declaration",
+        "local_function_statement",
+        "lambda_expression",
+        "declaration_list",
+    }
+)
+
+
+class CSharpLinks(Extractor):
+    BY_NAME_TOO = True
+
+    def run(self) -> list[Link]:
+        self.usings: list[str] = []  # namespaces `using` brings in
+        self.aliases: dict[str, tuple[str, str]] = {}  # alias -> (namespace, type)
+        self.statics: list[str] = []  # `using static A.B.C`: "A.B.C"
+        for node in self.nodes(frozenset({"using_directive"})):
+            self._using(node)
+        self.file_namespaces = [
+            ".".join(parts[:n])
+            for declared in self.nodes(frozenset({"file_scoped_namespace_declaration"}))
+            for parts in [node_text(declared.child_by_field_name("name")).split(".")]
+            for n in range(len(parts), 0, -1)
+        ]
+        self.type_parameters = {
+            node_text(n.child_by_field_name("name"))
+            for n in self.nodes(frozenset({"type_parameter"}))
+        }
+        self.declared: dict[int, dict[str, str]] = {}  # scope node id -> variable -> type
+        for node in self.nodes(_USES, scoped=True):
+            if node.type == "invocation_expression":
+                self._invocation(node)
+            elif node.type == "object_creation_expression":
+                self._type_node(node.child_by_field_name("type"), "use")
+            elif node.type in {"base_list", "type_argument_list"}:
+                kind = "extends" if node.type == "base_list" else "type"
+                for child in node.named_children:
+                    self._type_node(child, kind)
+            else:
+                self._type_node(
+                    node.child_by_field_name("type") or node.child_by_field_name("returns"), "type"
+                )
+        return self.links
+
+    def _using(self, node: Node) -> None:
+        alias = node.child_by_field_name("name")
+        target = next(
+            (
+                c
+                for c in node.named_children
+                if c.type in {"qualified_name", "identifier"} and c != alias
+            ),
+            None,
+        )
+        dotted = node_text(target)
+        if not dotted:
+            return
+        if alias is not None:
+            namespace, _, type_name = dotted.rpartition(".")
+            self.aliases[node_text(alias)] = (namespace, type_name)
+        elif any(c.type == "static" for c in node.children):
+            self.statics.append(dotted)
+        elif not _platform(dotted):
+            self.usings.append(dotted)
+
+    def _namespaces(self, node: Node) -> list[tuple[str, float]]:
+        """The namespaces a simple name used at ``node`` may be in, each with its
+        confidence: the enclosing ones (innermost first), then the used ones."""
+        found: list[tuple[str, float]] = []
+        scope = enclosing(node, _NAMESPACES)
+        while scope is not None:
+            name = node_text(scope.child_by_field_name("name"))
+            parts = name.split(".")
+            found += [(".".join(parts[:n]), PACKAGE) for n in range(len(parts), 0, -1)]
+            scope = enclosing(scope, _NAMESPACES)
+        if not found:  # a file-scoped namespace is a sibling of what it holds
+            found = [(namespace, PACKAGE) for namespace in self.file_namespaces]
+        return found + [(namespace, PACKAGE) for namespace in self.usings]
+
+    def _qualifiers(self, node: Node, type_name: str) -> list[tuple[str, float]]:
+        """The qualified names a simple type name may have where ``node`` uses it."""
+        if type_name in self.aliases:
+            namespace, real = self.aliases[type_name]
+            return [] if _platform(namespace) else [(f"{namespace}.{real}", IMPORTED)]
+        if type_name in self.type_parameters:
+            return []
+        return [(f"{namespace}.{type_name}", c) for namespace, c in self._namespaces(node)]
+
+    def _type_node(self, node: Node | None, kind: str) -> None:
+        found = _simple(node)
+        if found is None:
+            return
+        name = node_text(found)
+        if node is not None and node.type == "qualified_name":  # Acme.Money.Money: as written
+            namespace = node_text(node.child_by_field_name("qualifier"))
+            if not _platform(namespace):
+                self.add(found, name, "name", None, IMPORTED, namespace, kind)
+            return
+        real = self.aliases[name][1] if name in self.aliases else name
+        for qualified, confidence in self._qualifiers(found, name):
+            namespace = qualified.rpartition(".")[0]
+            self.add(found, real, "name", None, confidence, namespace, kind)
+
+    def _member(self, node: Node, owner: str) -> None:
+        """A member ``node`` names of the type ``owner`` names (possibly an alias)."""
+        for qualified, confidence in self._qualifiers(node, owner):
+            self.add(node, node_text(node), "name", None, confidence, qualified)
+
+    def _invocation(self, node: Node) -> None:
+        function = node.child_by_field_name("function")
+        if function is None:
+            return
+        if function.type == "identifier":
+            self._own_method(function)
+            return
+        if function.type != "member_access_expression":
+            return
+        name = function.child_by_field_name("name")
+        receiver = function.child_by_field_name("expression")
+        if name is None or name.type != "identifier":
+            return
+        if receiver is None or receiver.type in {"this", "this_expression"}:  # this.M()
+            self._own_method(name)
+            return
+        owner = self._receiver_type(receiver)
+        if owner is not None:
+            self._member(name, owner)
+        else:  # an extension method, or a value of a type not declared here
+            self.name_only(name, node_text(name))
+
+    def _own_method(self, name: Node) -> None:
+        """``M()``: a method of the enclosing class (any of its partial files), or of a
+        ``using static`` class."""
+        method = node_text(name)
+        owner = enclosing(name, _TYPE_DECLARATIONS)
+        if owner is not None:
+            qualified = ".".join(_owners(owner))
+            for namespace, _ in self._namespaces(name)[:1]:
+                qualified = f"{namespace}.{qualified}"
+            self.add(name, method, "name", None, LOCAL, qualified)
+        for static in self.statics:
+            self.add(name, method, "name", None, IMPORTED, static)
+        if owner is None and not self.statics:
+            self.name_only(name, method)
+
+    def _receiver_type(self, receiver: Node) -> str | None:
+        if receiver.type != "identifier":
+            return None
+        variable = node_text(receiver)
+        declared = self._variables(receiver).get(variable)
+        if declared is not None:
+            return declared
+        return variable if variable[:1].isupper() else None
+
+    def _variables(self, node: Node) -> dict[str, str]:
+        found: dict[str, str] = {}
+        scope = enclosing(node, _SCOPES)
+        while scope is not None:
+            if scope.id not in self.declared:
+                self.declared[scope.id] = _declared_in(scope)
+            for name, type_name in self.declared[scope.id].items():
+                found.setdefault(name, type_name)
+            scope = enclosing(scope, _SCOPES)
+        return found
+
+
+def _declared_in(scope: Node) -> dict[str, str]:
+    """Variable -> declared simple type: a class body's fields and properties; a
+    method's parameters and locals (``var x = new T()``: T)."""
+    if scope.type == "declaration_list":
+        nodes = [
+            c
+            for member in scope.named_children
+            if member.type in {"field_declaration", "property_declaration"}
+            for c in ([member] if member.type == "property_declaration" else member.named_children)
+            if c.type in {"variable_declaration", "property_declaration"}
+        ]
+    else:
+        nodes = [n for n in walk(scope) if n.type in {"variable_declaration", "parameter"}]
+    declared: dict[str, str] = {}
+    for node in nodes:
+        type_node = node.child_by_field_name("type")
+        if node.type != "variable_declaration":
+            found = _simple(type_node)
+            name = node_text(node.child_by_field_name("name"))
+            if found is not None and name:
+                declared.setdefault(name, node_text(found))
+            continue
+        for declarator in (c for c in node.named_children if c.type == "variable_declarator"):
+            found = _simple(type_node)
+            value = declarator.named_children[-1] if declarator.named_children else None
+            if found is None and value is not None and value.type == "object_creation_expression":
+                found = _simple(value.child_by_field_name("type"))  # `var x = new T()`
+            if found is not None:
+                declared.setdefault(
+                    node_text(declarator.child_by_field_name("name")), node_text(found)
+                )
+    return declared
+
+
+def _simple(node: Node | None) -> Node | None:
+    """The identifier of a type's simple name: ``List<Item>`` -> List, ``A.B.C`` -> C,
+    ``Item[]`` and ``Item?`` -> Item; None for ``int``, ``var``."""
+    while node is not None and node.type in {
+        "nullable_type",
+        "array_type",
+        "qualified_name",
+        "generic_name",
+    }:
+        if node.type == "qualified_name":
+            node = node.child_by_field_name("name")
+        elif node.type == "generic_name":
+            node = next((c for c in node.named_children if c.type == "identifier"), None)
+        else:
+            node = node.child_by_field_name("type")
+    return node if node is not None and node.type == "identifier" else None
+
+
+def _owners(node: Node) -> list[str]:
+    """A type's name with those of the types around it: ``Outer.Inner``."""
+    names = []
+    current: Node | None = node
+    while current is not None:
+        names.append(node_text(current.child_by_field_name("name")))
+        current = enclosing(current, _TYPE_DECLARATIONS)
+    return names[::-1]
+
+
+def _platform(namespace: str) -> bool:
+    return namespace.split(".", 1)[0] in PLATFORM_NAMESPACES

@@ -1,0 +1,318 @@
+"""Links of Java files: imported types (single, on-demand and static imports), types of the
+same package, constructors, and methods through the declared type of their receiver (a
+local variable, a parameter or a field) or the class they are called on."""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from app.indexing.link_model import (
+    IMPORTED,
+    LOCAL,
+    PACKAGE,
+    Extractor,
+    Link,
+    enclosing,
+    node_text,
+    walk,
+)
+
+#: Packages outside any repository: a type imported from them links nothing.
+PLATFORM_PACKAGES = ("java.", "javax.", "jdk.", "sun.", "com.sun.", "android.", "kotlin.")
+#: ``java.lang`` types, visible without an import: never a repository's own.
+JAVA_LANG = frozenset(
+    "Boolean Byte Character CharSequence Class Comparable Deprecated Double Enum Error"
+    " Exception Float FunctionalInterface IllegalArgumentException IllegalStateException"
+    " IndexOutOfBoundsException Integer Iterable Long Math NullPointerException Number Object"
+    " Override Runnable RuntimeException SafeVarargs Short String StringBuilder"
+    " SuppressWarnings System Thread Throwable UnsupportedOperationException Void".split()
+)
+_TYPES = frozenset(
+    {
+        "class_declaration",
+        "interface_declaration",
+        "enum_declaration",
+        "record_declaration",
+        "annotation_type_declaration",
+    }
+)
+_SCOPES = frozenset({"method_declaration", "constructor_declaration", "lambda_expression"})
+_USES = frozenset(
+    {"method_invocation", "object_creation_expression", "type_identifier", "method_reference"}
+)
+#: A type resolved: (match, target, confidence) for each place it may be defined.
+Places = list[tuple[str, str, float]]
+
+
+class JvmLinks(Extractor):
+    """What Java and Kotlin files share: a package, imports (by name, on demand, of
+    static members or top-level functions) and where a simple type name is defined."""
+
+    BY_NAME_TOO = True
+
+    #: names every file of the language sees without an import
+    IMPLICIT: frozenset[str] = frozenset()
+    types: set[str]  # the types this file declares
+
+    def start(self, package: str | None) -> None:
+        self.package = package.replace(".", "/") if package else self.dir
+        self.imported: dict[str, Places] = {}  # simple type name -> where it is defined
+        self.external: set[str] = set()  # names imported from the platform
+        self.on_demand: list[str] = []  # package directories of `import a.b.*`
+        self.members: dict[str, tuple[str, str | None, str]] = {}  # local -> (pkg, owner, name)
+        self.member_classes: list[tuple[str, str]] = []  # `import static a.B.*`
+        self.aliases: dict[str, str] = {}  # Kotlin's `import a.B as C`: C -> B
+
+    def register(self, dotted: str, *, wildcard: bool, member: bool, alias: str | None) -> None:
+        """One import: ``member`` when it names a member (Java's ``import static``, a
+        Kotlin import of a function); ``alias``: the local name (Kotlin's ``as``)."""
+        if dotted.startswith(PLATFORM_PACKAGES):
+            if not wildcard:
+                self.external.add(alias or dotted.rsplit(".", 1)[-1])
+            return
+        parts = dotted.split(".")
+        if member and wildcard:  # import static a.b.C.*
+            self.member_classes.append(_package_and_class(parts))
+        elif member and len(parts) > 1:  # import static a.b.C.m; Kotlin: import a.b.f
+            owner_parts = parts[:-1]
+            if any(p[:1].isupper() for p in owner_parts):
+                package, owner = _package_and_class(owner_parts)
+                self.members[alias or parts[-1]] = (package, owner, parts[-1])
+            else:
+                self.members[alias or parts[-1]] = ("/".join(owner_parts), None, parts[-1])
+        elif wildcard:  # import a.b.*
+            self.on_demand.append("/".join(parts))
+        else:  # import a.b.C (or a.b.C.Inner)
+            package, _ = _package_and_class(parts)
+            self.imported[alias or parts[-1]] = [("pkgdir", package, IMPORTED)]
+            if alias:
+                self.aliases[alias] = parts[-1]
+
+    def _places(self, type_name: str) -> Places:
+        """Where a simple type name is defined, as this file can tell."""
+        if type_name in self.imported:
+            return self.imported[type_name]
+        if type_name in self.types:
+            return [("file", self.path, LOCAL)]
+        if type_name in self.external or type_name in self.IMPLICIT:
+            return []
+        return [("pkgdir", self.package, PACKAGE)] + [
+            ("pkgdir", package, PACKAGE) for package in self.on_demand
+        ]
+
+    def _type(
+        self, node: Node, type_name: str, qualifier: str | None = None, kind: str = "type"
+    ) -> None:
+        """Links of ``type_name`` (or, with ``qualifier``, of the member ``node`` names of
+        type ``qualifier``) to where the type is defined."""
+        name = node_text(node)
+        if qualifier is None:
+            name = self.aliases.get(name, name)
+        owner = self.aliases.get(qualifier, qualifier) if qualifier is not None else None
+        for match, target, confidence in self._places(type_name):
+            self.add(node, name, match, target, confidence, owner, kind)
+
+    def _member(self, name: Node, method: str) -> bool:
+        """A member called by its bare name that an import names (True if one does)."""
+        if method not in self.members:
+            return False
+        package, owner, original = self.members[method]
+        self.add(name, original, "pkgdir", package, IMPORTED, owner)
+        return True
+
+
+class JavaLinks(JvmLinks):
+    IMPLICIT = JAVA_LANG
+
+    def run(self) -> list[Link]:
+        package = self.nodes(frozenset({"package_declaration"}))
+        self.start(_dotted(package[0]) if package else None)
+        for node in self.nodes(frozenset({"import_declaration"})):
+            self.register(
+                _dotted(node),
+                wildcard=any(c.type == "asterisk" for c in node.children),
+                member=any(c.type == "static" for c in node.children),
+                alias=None,
+            )
+        self.types = {node_text(n.child_by_field_name("name")) for n in self.nodes(_TYPES)}
+        self.methods = {
+            node_text(n.child_by_field_name("name"))
+            for n in self.nodes(frozenset({"method_declaration"}))
+        }
+        self.declared: dict[int, dict[str, str]] = {}  # scope node id -> variable -> type
+        for node in self.nodes(_USES, scoped=True):
+            if node.type == "method_invocation":
+                self._invocation(node)
+            elif node.type == "object_creation_expression":
+                created = _type_node(node.child_by_field_name("type"))
+                if created is not None:
+                    self._type(created, node_text(created), kind="use")
+            elif node.type == "method_reference":
+                self._reference(node)
+            else:
+                self._type_position(node)
+        return self.links
+
+    def _type_position(self, node: Node) -> None:
+        parent = node.parent
+        if parent is None or parent.type in {"scoped_type_identifier"}:
+            return
+        creation = parent.type == "object_creation_expression" or (
+            parent.type == "generic_type"
+            and parent.parent is not None
+            and parent.parent.type == "object_creation_expression"
+        )
+        if creation:
+            return  # the creation's own link
+        name = node_text(node)
+        if name == "var":  # `var x = ...`: a keyword read as a type
+            return
+        extends = enclosing(
+            node, frozenset({"superclass", "super_interfaces", "extends_interfaces"})
+        )
+        self._type(node, name, kind="extends" if extends is not None else "type")
+
+    def _invocation(self, node: Node) -> None:
+        name = node.child_by_field_name("name")
+        if name is None:
+            return
+        method = node_text(name)
+        receiver = node.child_by_field_name("object")
+        if receiver is None or receiver.type == "this":
+            self._own_method(name, method)
+            return
+        owner = self._receiver_type(receiver)
+        if owner is not None:
+            self._type(name, owner, qualifier=owner, kind="use")
+        elif receiver.type != "super":
+            self.name_only(name, method)
+
+    def _own_method(self, name: Node, method: str) -> None:
+        """``m()`` or ``this.m()``: a method of this file's classes, a statically imported
+        one, or one inherited (by name)."""
+        if self._member(name, method):
+            return
+        if method in self.methods:
+            self.add(name, method, "file", self.path, LOCAL)
+        else:
+            for package, owner in self.member_classes:
+                self.add(name, method, "pkgdir", package, PACKAGE, owner)
+            self.name_only(name, method)
+
+    def _receiver_type(self, receiver: Node) -> str | None:
+        """The simple type name of a method's receiver, where the file declares it: a
+        variable, parameter or field (``x.m()``, ``this.x.m()``), or a type (``T.m()``)."""
+        if receiver.type == "field_access":
+            target = receiver.child_by_field_name("object")
+            if target is None or target.type != "this":
+                return None
+            receiver = receiver.child_by_field_name("field") or receiver
+            return self._variables(receiver).get(node_text(receiver))
+        if receiver.type != "identifier":
+            return None
+        variable = node_text(receiver)
+        declared = self._variables(receiver).get(variable)
+        if declared is not None:
+            return declared
+        return variable if variable[:1].isupper() else None
+
+    def _variables(self, node: Node) -> dict[str, str]:
+        """Variable -> declared simple type, of the method and classes around ``node``."""
+        found: dict[str, str] = {}
+        scope = enclosing(node, _SCOPES | frozenset({"class_body"}))
+        while scope is not None:
+            for name, type_name in self._declared_in(scope).items():
+                found.setdefault(name, type_name)
+            scope = enclosing(scope, _SCOPES | frozenset({"class_body"}))
+        return found
+
+    def _declared_in(self, scope: Node) -> dict[str, str]:
+        cached = self.declared.get(scope.id)
+        if cached is not None:
+            return cached
+        declared: dict[str, str] = {}
+        if scope.type == "class_body":  # fields, not what methods declare
+            candidates = [c for c in scope.named_children if c.type == "field_declaration"]
+        else:
+            candidates = [n for n in walk(scope) if n.type in _DECLARATIONS]
+        for declaration in candidates:
+            type_name = _simple_type(declaration.child_by_field_name("type"))
+            if type_name == "var":
+                type_name = _created_type(declaration)
+            if type_name is None:
+                continue
+            for variable in _declared_names(declaration):
+                declared.setdefault(variable, type_name)
+        self.declared[scope.id] = declared
+        return declared
+
+    def _reference(self, node: Node) -> None:
+        """``Type::method``: the type's method."""
+        parts = [c for c in node.named_children if c.type in {"identifier", "type_identifier"}]
+        if len(parts) == 2 and node_text(parts[0])[:1].isupper():
+            owner = node_text(parts[0])
+            self._type(parts[1], owner, qualifier=owner, kind="use")
+
+
+_DECLARATIONS = frozenset(
+    {
+        "local_variable_declaration",
+        "formal_parameter",
+        "spread_parameter",
+        "catch_formal_parameter",
+        "enhanced_for_statement",
+        "resource",
+        "field_declaration",
+    }
+)
+
+
+def _declared_names(declaration: Node) -> list[str]:
+    name = declaration.child_by_field_name("name")
+    if name is not None:
+        return [node_text(name)]
+    return [
+        node_text(d.child_by_field_name("name"))
+        for d in declaration.children_by_field_name("declarator")
+        if d.child_by_field_name("name") is not None
+    ]
+
+
+def _created_type(declaration: Node) -> str | None:
+    """``var x = new T(...)``: T."""
+    for declarator in declaration.children_by_field_name("declarator"):
+        value = declarator.child_by_field_name("value")
+        if value is not None and value.type == "object_creation_expression":
+            return _simple_type(value.child_by_field_name("type"))
+    return None
+
+
+def _type_node(node: Node | None) -> Node | None:
+    """The identifier of a type's simple name: ``List<Foo>`` -> List, ``a.b.C`` -> C,
+    ``Foo[]`` -> Foo."""
+    while node is not None and node.type in {"generic_type", "array_type", "annotated_type"}:
+        node = next(
+            (c for c in node.named_children if c.type.endswith(("type_identifier", "_type"))),
+            None,
+        )
+    if node is not None and node.type == "scoped_type_identifier":
+        node = node.named_children[-1] if node.named_children else None
+    return node if node is not None and node.type == "type_identifier" else None
+
+
+def _simple_type(node: Node | None) -> str | None:
+    found = _type_node(node)
+    return node_text(found) if found is not None else None
+
+
+def _dotted(node: Node) -> str:
+    """The dotted name a package or import declaration names."""
+    name = next((c for c in node.named_children if "identifier" in c.type), None)
+    return node_text(name)
+
+
+def _package_and_class(parts: list[str]) -> tuple[str, str]:
+    """``a.b.C`` or ``a.b.C.Inner`` -> ("a/b", "C" or "Inner"): the package is the names
+    before the first capitalised one (Java's naming convention)."""
+    first_type = next((i for i, p in enumerate(parts) if p[:1].isupper()), len(parts) - 1)
+    return "/".join(parts[:first_type]), parts[-1]

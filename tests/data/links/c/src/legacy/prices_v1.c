@@ -1,0 +1,3 @@
+long price_of(const char *sku) {
+    return sku[0];
+}

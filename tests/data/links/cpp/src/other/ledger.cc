@@ -1,0 +1,8 @@
+namespace books {
+
+class Ledger {
+ public:
+  long Plus(long a) { return a; }
+};
+
+}  // namespace books

@@ -1,0 +1,5 @@
+#pragma once
+
+namespace acme {
+long HalfUp(long cents);
+}

@@ -1,0 +1,7 @@
+package com.acme.other;
+
+public class PriceList {
+    public long priceOf(String sku) {
+        return 0;
+    }
+}

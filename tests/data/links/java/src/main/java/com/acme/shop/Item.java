@@ -1,0 +1,4 @@
+package com.acme.shop;
+
+public record Item(String sku, int quantity) {
+}

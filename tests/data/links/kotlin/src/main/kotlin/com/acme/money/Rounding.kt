@@ -1,0 +1,3 @@
+package com.acme.money
+
+fun halfUp(cents: Long): Long = (cents + 50) / 100 * 100

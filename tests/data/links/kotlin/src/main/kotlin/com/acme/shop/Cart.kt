@@ -1,0 +1,19 @@
+package com.acme.shop
+
+import com.acme.money.Money
+import com.acme.money.*
+import com.acme.money.halfUp as round
+
+class Cart(private val prices: PriceList) : BaseCart(), Priced {
+    override fun total(items: List<Item>): Money {
+        var sum = Money.zero()
+        for (item in items) {
+            val price: Money = prices.priceOf(item)
+            sum = price.plus(sum)
+        }
+        val discount = Discount(round(sum.cents))
+        return discount.apply(sum)
+    }
+
+    override fun currency(): String = "EUR"
+}

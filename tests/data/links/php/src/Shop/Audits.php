@@ -1,0 +1,11 @@
+<?php
+
+namespace Acme\Shop;
+
+trait Audits
+{
+    public function audit($amount)
+    {
+        return $amount;
+    }
+}

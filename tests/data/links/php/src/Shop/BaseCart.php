@@ -1,0 +1,10 @@
+<?php
+
+namespace Acme\Shop;
+
+use Acme\Money\Money;
+
+abstract class BaseCart
+{
+    abstract public function total(array $items): Money;
+}

@@ -1,0 +1,9 @@
+module Acme
+  module Shop
+    module Audits
+      def audit(amount)
+        amount
+      end
+    end
+  end
+end

@@ -1,0 +1,279 @@
+"""Links of the languages of issue 52 in the database: a changed method's definitions are
+found through each language's rules (imports, packages, namespaces, ``use`` paths and
+re-exports, receivers' declared types); a namesake elsewhere is not; its callers are
+found through the same rules. The fixture projects are under tests/data/links/."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, text
+
+from app.config import Settings
+from app.diff.apply import apply_hunks
+from app.diff.changed import changed_functions
+from app.diff.parse import parse_diff
+from app.indexing.embedder import HashEmbedder
+from app.retrieval.retrieve import retrieve_context
+from app.review.context_blocks import render_context_block
+from tests.support.indexing import index_tree
+
+FIXTURES = Path(__file__).parents[1] / "data" / "links"
+
+
+def _linked(
+    engine: Engine, settings: Settings, root: Path, diff: str
+) -> dict[tuple[str, str], float]:
+    diffs = parse_diff(diff.encode())
+
+    def read(path: str, side: str) -> bytes:
+        old = (root / path).read_bytes()
+        new = apply_hunks(old, diffs[0]) if side == "new" else old
+        assert new is not None
+        return new
+
+    result = retrieve_context(
+        engine,
+        "shop",
+        diffs,
+        changed_functions(diffs, read),
+        HashEmbedder(),
+        settings,
+        render=render_context_block,
+        budget=8000,
+    )
+    return {
+        (c.file_path, c.qualified_name or ""): c.link_score
+        for c in result.context
+        if c.link_score > 0
+    }
+
+
+def _diff(path: str, line: int, old: str, new: str) -> str:
+    return (
+        f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n"
+        f"@@ -{line},1 +{line},1 @@\n-{old}\n+{new}\n"
+    )
+
+
+JAVA = "src/main/java/com/acme/"
+KOTLIN = "src/main/kotlin/com/acme/"
+
+
+@dataclass(frozen=True)
+class Change:
+    """A one-line change in a fixture project, what its links must reach, and where
+    a namesake of one of them lives that they must not."""
+
+    path: str
+    line: int
+    old: str
+    new: str
+    reached: frozenset[tuple[str, str]]
+    namesake: str
+
+
+CHANGES = {
+    "java": Change(
+        f"{JAVA}shop/Cart.java",
+        19,
+        "            sum = sum.plus(this.prices.priceOf(item));",
+        "            sum = sum.plus(this.prices.priceOf(item), 1);",
+        frozenset(
+            {
+                (f"{JAVA}money/Money.java", "Money.zero"),  # a static method, imported class
+                (f"{JAVA}money/Money.java", "Money.plus"),  # a variable's declared type
+                (f"{JAVA}shop/PriceList.java", "PriceList.priceOf"),  # a field, same package
+                (f"{JAVA}money/Rounding.java", "Rounding.halfUp"),  # a static import
+                (f"{JAVA}money/Discount.java", "Discount.apply"),  # `var`, on-demand import
+                (f"{JAVA}shop/Checkout.java", "Checkout.pay"),  # a caller, by its parameter
+            }
+        ),
+        f"{JAVA}other/PriceList.java",
+    ),
+    "kotlin": Change(
+        f"{KOTLIN}shop/Cart.kt",
+        11,
+        "            val price: Money = prices.priceOf(item)",
+        "            val price: Money = prices.priceOf(item.copy())",
+        frozenset(
+            {
+                (f"{KOTLIN}money/Money.kt", "com.acme.money.Money.Companion.zero"),  # companion
+                (f"{KOTLIN}money/Money.kt", "com.acme.money.Money.plus"),  # a declared `val`
+                (f"{KOTLIN}shop/PriceList.kt", "com.acme.shop.PriceList.priceOf"),  # property
+                (f"{KOTLIN}money/Rounding.kt", "com.acme.money.halfUp"),  # an aliased function
+                (f"{KOTLIN}money/Discount.kt", "com.acme.money.Discount.apply"),  # on demand
+                (f"{KOTLIN}shop/Checkout.kt", "com.acme.shop.Checkout.pay"),  # a caller
+            }
+        ),
+        f"{KOTLIN}other/PriceList.kt",
+    ),
+    "csharp": Change(
+        "src/Acme.Shop/Cart.cs",
+        22,
+        "            Money price = _prices.PriceOf(item);",
+        "            Money price = _prices.PriceOf(item with { Quantity = 1 });",
+        frozenset(
+            {
+                ("src/Acme.Money/Money.cs", "Acme.Money.Money.Zero"),  # through an alias
+                ("src/Acme.Money/Money.cs", "Acme.Money.Money.Plus"),  # a local's type
+                ("src/Acme.Shop/PriceList.cs", "Acme.Shop.PriceList.PriceOf"),  # a field's
+                ("src/Acme.Money/Rounding.cs", "Acme.Money.Rounding.HalfUp"),  # using static
+                ("src/Acme.Money/Discount.cs", "Acme.Money.Discount.Apply"),  # var = new T()
+                ("src/Acme.Shop/Cart.Audit.cs", "Acme.Shop.Cart.Audit"),  # another partial
+                ("src/Acme.Shop/Checkout.cs", "Acme.Shop.Checkout.Pay"),  # a caller
+            }
+        ),
+        "src/Acme.Other/PriceList.cs",
+    ),
+    "rust": Change(
+        "src/cart.rs",
+        24,
+        "            sum = sum.plus(&self.prices.price_of(item));",
+        "            sum = sum.plus(&self.prices.price_of(item, 1));",
+        frozenset(
+            {
+                ("src/money/mod.rs", "impl Money::zero"),  # `Money::zero` through `use`
+                ("src/money/mod.rs", "impl Money::plus"),  # a `let` built by `Money::zero()`
+                ("src/prices.rs", "impl PriceList::price_of"),  # a field of `self`
+                ("src/money/rounding.rs", "half_up"),  # `money::half_up`, through `pub use`
+                ("src/checkout.rs", "pay"),  # a caller: `cart.total()` on `Cart::new()`
+            }
+        ),
+        "src/other.rs",
+    ),
+    "php": Change(
+        "src/Shop/Cart.php",
+        21,
+        "            $sum = $sum->plus($this->prices->priceOf($item));",
+        "            $sum = $sum->plus($this->prices->priceOf($item, 1));",
+        frozenset(
+            {
+                ("src/Money/Money.php", "Acme\\Money::Money::zero"),  # an imported class's
+                ("src/Shop/PriceList.php", "Acme\\Shop::PriceList::priceOf"),  # promoted prop
+                ("src/Money/Rounding.php", "Acme\\Money::Rounding::cents"),  # a group alias
+                ("src/Money/Rounding.php", "Acme\\Money::half_up"),  # `use function`
+                ("src/Money/Discount.php", "Acme\\Money::Discount::apply"),  # $x = new T()
+                ("src/Shop/Audits.php", "Acme\\Shop::Audits::audit"),  # a trait's, by $this
+                ("src/Shop/Checkout.php", "Acme\\Shop::Checkout::pay"),  # a caller
+            }
+        ),
+        "src/Other/PriceList.php",
+    ),
+    "ruby": Change(
+        "lib/acme/shop/cart.rb",
+        18,
+        "        discount = Money::Discount.new(Money::Rounding.half_up(sum.cents))",
+        "        discount = Money::Discount.new(Money::Rounding.half_up(sum.cents + 1))",
+        frozenset(
+            {
+                ("lib/acme/money/money.rb", "Acme::Money::Money::zero"),  # a constant's method
+                ("lib/acme/money/rounding.rb", "Acme::Money::Rounding::half_up"),  # nested
+                ("lib/acme/money/discount.rb", "Acme::Money::Discount::initialize"),  # .new
+                ("lib/acme/money/discount.rb", "Acme::Money::Discount::apply"),  # x = T.new
+                ("lib/acme/shop/audits.rb", "Acme::Shop::Audits::audit"),  # a mixin's
+                ("lib/acme/shop/checkout.rb", "Acme::Shop::Checkout::pay"),  # a caller
+            }
+        ),
+        "lib/acme/other/rounding.rb",
+    ),
+    "c": Change(
+        "src/cart.c",
+        8,
+        "        sum = money_plus(sum, price_of(&items[i]));",
+        "        sum = money_plus(sum, price_of(items + i));",
+        frozenset(
+            {
+                ("src/money.c", "money_zero"),  # the file named as an included header
+                ("src/money.c", "money_plus"),
+                ("src/prices.c", "price_of"),
+                ("src/rounding.c", "half_up"),  # declared in money.h: by name
+                ("src/checkout.c", "pay"),  # a caller, through cart.h
+            }
+        ),
+        "src/legacy/prices_v1.c",
+    ),
+    "cpp": Change(
+        "src/cart.cc",
+        11,
+        "    sum = sum.Plus(Money::Zero());",
+        "    sum = sum.Plus(sum);",
+        frozenset(
+            {
+                ("src/money.cc", "acme::Money::Zero"),  # T::f()
+                ("src/money.cc", "acme::Money::Plus"),  # a local's declared type
+                ("src/money.cc", "acme::Discount::Apply"),  # through a pointer's type
+                ("src/rounding.cc", "acme::HalfUp"),  # the included header's namesake file
+                ("src/cart_audit.cc", "acme::Cart::Audit"),  # the class's, defined elsewhere
+                ("src/checkout.cc", "acme::Pay"),  # a caller, through its parameter's type
+            }
+        ),
+        "src/other/ledger.cc",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", sorted(CHANGES))
+def test_definitions_and_callers_through_the_languages_rules(
+    engine: Engine, settings: Settings, tmp_path: Path, language: str
+) -> None:
+    change = CHANGES[language]
+    shutil.copytree(FIXTURES / language, tmp_path, dirs_exist_ok=True)
+    index_tree(engine, tmp_path)
+    linked = _linked(
+        engine, settings, tmp_path, _diff(change.path, change.line, change.old, change.new)
+    )
+    assert change.reached <= set(linked), sorted(change.reached - set(linked))
+    # the namesake elsewhere is not what the changed line calls: only its bare name links
+    # it (every use has one), below the definition it is the namesake of
+    namesakes = {key: score for key, score in linked.items() if key[0] == change.namesake}
+    for (_, qualified), score in namesakes.items():
+        name = re.split(r"[.:\\ ]", qualified)[-1]
+        reached = [linked[k] for k in change.reached if re.split(r"[.:\\ ]", k[1])[-1] == name]
+        assert reached and score < min(reached), (qualified, score, reached)
+
+
+def _link_rows(engine: Engine) -> dict[str, set[int]]:
+    with engine.connect() as conn:
+        rows = conn.execute(text("SELECT file_path, id FROM chunk_links")).all()
+    found: dict[str, set[int]] = {}
+    for path, link_id in rows:
+        found.setdefault(path, set()).add(link_id)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("language", "edited"),
+    [
+        ("java", f"{JAVA}money/Money.java"),
+        ("kotlin", f"{KOTLIN}money/Money.kt"),
+        ("csharp", "src/Acme.Money/Money.cs"),
+        ("rust", "src/money/mod.rs"),
+        ("php", "src/Money/Money.php"),
+        ("ruby", "lib/acme/money/money.rb"),
+        ("c", "src/cart.c"),
+        ("cpp", "src/money.cc"),
+    ],
+)
+def test_a_noop_reindex_rewrites_nothing_and_an_edit_only_its_files_links(
+    engine: Engine, tmp_path: Path, language: str, edited: str
+) -> None:
+    shutil.copytree(FIXTURES / language, tmp_path, dirs_exist_ok=True)
+    index_tree(engine, tmp_path)
+    before = _link_rows(engine)
+    again = index_tree(engine, tmp_path)
+    assert (again.files_changed, again.chunks_added, again.chunks_updated) == (0, 0, 0)
+    assert _link_rows(engine) == before
+    path = tmp_path / edited
+    path.write_text("\n" + path.read_text())  # every link one line down
+    edit = index_tree(engine, tmp_path)
+    assert edit.files_changed == 1
+    after = _link_rows(engine)
+    assert {p: ids for p, ids in after.items() if p != edited} == {
+        p: ids for p, ids in before.items() if p != edited
+    }
+    assert after[edited] != before[edited]

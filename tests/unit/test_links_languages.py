@@ -1,0 +1,262 @@
+"""Java and Rust link rules, one construct at a time (issue 52); the fixture projects under
+tests/data/links/ are resolved in the database by tests/integration/test_links_java_rust.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.indexing.files import chunk_file
+from app.indexing.links import IMPORTED, LOCAL, NAME_ONLY, PACKAGE, Link
+from app.indexing.rust_modules import crate_root, rust_stem
+
+FIXTURES = Path(__file__).parents[1] / "data" / "links"
+
+
+def _links(path: str, source: str) -> list[Link]:
+    return list(chunk_file(path, source.encode()).links)
+
+
+def _of(
+    links: list[Link], name: str, bare: bool = False
+) -> set[tuple[str, str | None, str | None, float, str]]:
+    """The links of ``name``, without the bare-name link every placed use has too
+    (``with_bare_names``) unless ``bare``."""
+    return {
+        (k.match, k.target, k.qualifier, k.confidence, k.kind)
+        for k in links
+        if k.name == name
+        and (bare or (k.match, k.qualifier, k.confidence) != ("name", None, NAME_ONLY))
+    }
+
+
+def _fixture(language: str, path: str) -> list[Link]:
+    return _links(path, (FIXTURES / language / path).read_text())
+
+
+CART = "src/main/java/com/acme/shop/Cart.java"
+
+
+def test_java_imports_single_on_demand_and_static() -> None:
+    links = _fixture("java", CART)
+    # `import com.acme.money.Money`: that package's directory, wherever the source root is
+    assert _of(links, "zero") == {("pkgdir", "com/acme/money", "Money", IMPORTED, "use")}
+    # `import static com.acme.money.Rounding.halfUp`
+    assert _of(links, "halfUp") == {("pkgdir", "com/acme/money", "Rounding", IMPORTED, "use")}
+    # not imported by name: this package, or a package imported on demand
+    assert {(m, t) for m, t, *_ in _of(links, "Discount")} == {
+        ("pkgdir", "com/acme/shop"),
+        ("pkgdir", "com/acme/money"),
+    }
+    # `java.util.List` is the platform's: no link at all
+    assert not _of(links, "List")
+
+
+def test_java_methods_through_their_receivers_declared_type() -> None:
+    links = _fixture("java", CART)
+    # `this.prices.priceOf(...)`: the field's type PriceList, of this package (or on demand)
+    assert ("pkgdir", "com/acme/shop", "PriceList", PACKAGE, "use") in _of(links, "priceOf")
+    # `sum.plus(...)`: a local variable of the imported type Money
+    assert _of(links, "plus") == {("pkgdir", "com/acme/money", "Money", IMPORTED, "use")}
+    # `var discount = new Discount(...)`: the constructed type; `var` itself links nothing
+    assert {q for _, _, q, _, _ in _of(links, "apply")} == {"Discount"}
+    assert not _of(links, "var")
+
+
+def test_java_bases_are_extends_links_and_unknown_receivers_by_name() -> None:
+    links = _links(
+        "src/a/Shop.java",
+        "package a;\n\nclass Shop extends Base implements Api, Closeable {\n"
+        "  void run() { helper(); this.helper(); values().stream().count(); }\n"
+        "  void helper() {}\n"
+        "  Runnable r = Shop::helper;\n}\n",
+    )
+    assert {k.kind for k in links if k.name in {"Base", "Api"}} == {"extends"}
+    # this file's own methods, with and without `this.`
+    assert _of(links, "helper") >= {("file", "src/a/Shop.java", None, LOCAL, "use")}
+    # `Shop::helper`: a method reference to this file's class
+    assert ("file", "src/a/Shop.java", "Shop", LOCAL, "use") in _of(links, "helper")
+    # a call on a value whose type the file does not declare: by name only
+    assert _of(links, "count", bare=True) == {("name", None, None, NAME_ONLY, "use")}
+
+
+def test_rust_module_places() -> None:
+    assert rust_stem("src/a/mod.rs") == rust_stem("src/a.rs") == "src/a"
+    assert rust_stem("crates/core/src/lib.rs") == "crates/core/src"
+    assert crate_root("crates/core/src/a/b.rs") == "crates/core/src"
+    assert crate_root("build.rs") == ""
+
+
+def test_rust_use_paths_lists_aliases_and_reexports() -> None:
+    links = _fixture("rust", "src/cart.rs")
+    # `use crate::prices::PriceList`; `Money::zero()` through `use crate::money::{.., Money}`
+    assert _of(links, "PriceList") == {("rsmod", "src/prices", None, IMPORTED, "type")}
+    assert _of(links, "zero") == {("rsmod", "src/money", "Money", IMPORTED, "use")}
+    # `money::half_up` through `use crate::money::{self, ..}`
+    assert _of(links, "half_up") == {("rsmod", "src/money", None, IMPORTED, "use")}
+    # std's HashMap is another crate's: nothing
+    assert not _of(links, "HashMap") and not _of(links, "new") - {
+        ("file", "src/cart.rs", "Cart", LOCAL, "use")
+    }
+    reexports = _fixture("rust", "src/money/mod.rs")
+    assert _of(reexports, "half_up") == {("rsmod", "src/money/rounding", None, IMPORTED, "import")}
+
+
+def test_rust_methods_through_self_fields_and_lets() -> None:
+    links = _fixture("rust", "src/cart.rs")
+    # `self.prices.price_of(..)`: the field's declared type, imported
+    assert _of(links, "price_of") == {("rsmod", "src/prices", "PriceList", IMPORTED, "use")}
+    # `let mut sum = Money::zero(); sum.plus(..)`: built from Money
+    assert _of(links, "plus") == {("rsmod", "src/money", "Money", IMPORTED, "use")}
+
+
+def test_rust_super_self_aliases_globs_and_qualified_paths() -> None:
+    links = _links(
+        "crates/core/src/net/http.rs",
+        "use super::tls::Config as TlsConfig;\n"
+        "use self::inner::*;\n"
+        "impl Client {\n"
+        "    fn send(&self, c: &TlsConfig) {\n"
+        "        c.load();\n"
+        "        Self::retry();\n"
+        "        <Pool as Default>::default();\n"
+        "        shared();\n"
+        "        serde_json::to_string(c);\n"
+        "    }\n"
+        "}\n"
+        "mod tests {\n"
+        "    use super::*;\n"
+        "    fn t() { crate::util::helper(); }\n"
+        "}\n",
+    )
+    # an alias links the definition's own name, in the parent module
+    assert _of(links, "load") == {("rsmod", "crates/core/src/net/tls", "Config", IMPORTED, "use")}
+    assert not _of(links, "TlsConfig")
+    # `Self::retry()` is the impl's type's, in whichever file implements it
+    assert _of(links, "retry") == {("name", None, "Client", LOCAL, "use")}
+    # a type only a glob may place: the glob's modules, and its method by qualified name
+    assert ("name", None, "Pool", NAME_ONLY, "use") in _of(links, "default")
+    # and every use placed elsewhere is linked by its bare name too: the type may be wrong
+    assert ("name", None, None, NAME_ONLY, "use") in _of(links, "load", bare=True)
+    # a free function of a glob-imported module (`use super::*` in `mod tests` is this file)
+    places = {t for _, t, *_ in _of(links, "shared")}
+    assert places == {"crates/core/src/net/http/inner", "crates/core/src/net/http"}
+    # `crate::` starts at the crate's src; another crate's path links nothing
+    assert _of(links, "helper") == {("rsmod", "crates/core/src/util", None, IMPORTED, "use")}
+    assert not _of(links, "to_string")
+
+
+KOTLIN = "src/main/kotlin/com/acme/shop/Cart.kt"
+
+
+def test_kotlin_imports_aliases_companions_and_declared_types() -> None:
+    links = _fixture("kotlin", KOTLIN)
+    # `Money.zero()`: the imported class's member, or its companion object's
+    assert {q for _, _, q, _, _ in _of(links, "zero")} == {"Money", "Money.Companion"}
+    # `import com.acme.money.halfUp as round`: the function's own name, in its package
+    assert _of(links, "halfUp") == {("pkgdir", "com/acme/money", None, IMPORTED, "use")}
+    assert not _of(links, "round")
+    # `prices.priceOf(..)`: a constructor property's declared type, same package
+    assert ("pkgdir", "com/acme/shop", "PriceList", PACKAGE, "use") in _of(links, "priceOf")
+    # `val price: Money = ..; price.plus(..)`: an annotated local
+    assert _of(links, "plus") == {("pkgdir", "com/acme/money", "Money", IMPORTED, "use")}
+    # supertypes are extends links; the platform's List links nothing
+    assert {k.kind for k in links if k.name in {"BaseCart", "Priced"}} == {"extends"}
+    assert not _of(links, "List")
+
+
+CSHARP = "src/Acme.Shop/Cart.cs"
+
+
+def test_csharp_namespaces_usings_aliases_and_static_usings() -> None:
+    links = _fixture("csharp", CSHARP)
+    # `using M = Acme.Money.Money; M.Zero()`: the alias's class, qualified by namespace
+    assert _of(links, "Zero") == {("name", None, "Acme.Money.Money", IMPORTED, "use")}
+    # `using static Acme.Money.Rounding; HalfUp(..)`: that class's, or this class's
+    assert ("name", None, "Acme.Money.Rounding", IMPORTED, "use") in _of(links, "HalfUp")
+    # a simple type name: in the file's namespace, those around it, or a used one
+    assert {q for _, _, q, _, _ in _of(links, "PriceList")} == {"Acme.Shop", "Acme", "Acme.Money"}
+    # a field's declared type; the platform's namespaces are not candidates
+    assert ("name", None, "Acme.Shop.PriceList", PACKAGE, "use") in _of(links, "PriceOf")
+    assert not any(k.qualifier and k.qualifier.startswith("System") for k in links)
+    # a method of this class: any of its partial files
+    assert ("name", None, "Acme.Shop.Cart", LOCAL, "use") in _of(links, "Audit")
+    assert {k.kind for k in links if k.name in {"BaseCart", "IPriced"}} == {"extends"}
+
+
+def test_csharp_block_namespaces_and_written_qualifiers() -> None:
+    links = _links(
+        "src/A.cs",
+        "namespace Acme.Shop {\n  class A {\n"
+        "    void M(Acme.Money.Money m, Item i) { m.Plus(); this.Next(); }\n  }\n}\n",
+    )
+    assert _of(links, "Money") == {("name", None, "Acme.Money", IMPORTED, "type")}
+    assert {q for _, _, q, _, _ in _of(links, "Item")} == {"Acme.Shop", "Acme"}
+    assert _of(links, "Next") == {("name", None, "Acme.Shop.A", LOCAL, "use")}
+
+
+PHP = "src/Shop/Cart.php"
+
+
+def test_php_uses_groups_functions_and_members() -> None:
+    links = _fixture("php", PHP)
+    # `use Acme\Money\Money; Money::zero()`: the class by its namespace
+    assert _of(links, "zero") == {("name", None, "Acme\\Money.Money", IMPORTED, "use")}
+    # `use Acme\Money\{Discount, Rounding as R}; R::cents(..)`
+    assert _of(links, "cents") == {("name", None, "Acme\\Money.Rounding", IMPORTED, "use")}
+    # `use function Acme\Money\half_up`
+    assert _of(links, "half_up") == {("name", None, "Acme\\Money", IMPORTED, "use")}
+    # a constructor-promoted property's type; `$x = new T()`
+    assert _of(links, "priceOf") == {("name", None, "Acme\\Shop.PriceList", PACKAGE, "use")}
+    assert _of(links, "apply") == {("name", None, "Acme\\Money.Discount", PACKAGE, "use")}
+    # `$this->audit()`: the class's own, its trait's, its parent's
+    assert {q for _, _, q, _, _ in _of(links, "audit")} == {
+        "Acme\\Shop.Cart",
+        "Acme\\Shop.Audits",
+        "Acme\\Shop.BaseCart",
+    }
+    assert {k.kind for k in links if k.name in {"BaseCart", "Priced", "Audits"}} == {"extends"}
+
+
+RUBY = "lib/acme/shop/cart.rb"
+
+
+def test_ruby_requires_constants_mixins_and_new() -> None:
+    links = _fixture("ruby", RUBY)
+    assert ("file", "lib/acme/shop/base_cart.rb") in {(k.match, k.target) for k in links}
+    assert ("module", "acme/money/money.rb") in {(k.match, k.target) for k in links}
+    # `Money::Rounding.half_up(..)`: the method of that constant, wherever it is nested
+    assert _of(links, "half_up") == {("name", None, "Money.Rounding", PACKAGE, "use")}
+    # `Money::Discount.new(..)`: the class and its initialize; then `discount.apply`
+    assert ("name", None, "Money.Discount", PACKAGE, "use") in _of(links, "initialize")
+    assert _of(links, "apply") == {("name", None, "Money.Discount", PACKAGE, "use")}
+    # a bare call: this class (reopened anywhere), its mixin, its superclass
+    assert {q for _, _, q, _, _ in _of(links, "audit")} == {"Acme.Shop.Cart", "Audits", "BaseCart"}
+    assert {k.kind for k in links if k.name in {"BaseCart", "Audits"}} == {"extends"}
+    # Kernel's methods are nobody's
+    assert not _of(links, "raise")
+
+
+def test_c_calls_go_to_the_included_headers_files_and_by_name() -> None:
+    links = _fixture("c", "src/cart.c")
+    # cart.h is this file's own header; money.h and prices.h name money.c and prices.c
+    assert _of(links, "price_of", bare=True) == {
+        ("cstem", "money", None, PACKAGE, "use"),
+        ("cstem", "prices", None, PACKAGE, "use"),
+        ("name", None, None, NAME_ONLY, "use"),
+    }
+    defined = _links(
+        "src/a.c", "static int twice(int x) { return 2 * x; }\nint f(void) { return twice(1); }\n"
+    )
+    assert _of(defined, "twice") == {("file", "src/a.c", None, LOCAL, "use")}
+
+
+def test_cpp_methods_through_class_scope_and_declared_types() -> None:
+    links = _fixture("cpp", "src/cart.cc")
+    assert ("name", None, "Money", PACKAGE, "use") in _of(links, "Zero")  # Money::Zero()
+    assert _of(links, "Plus") == {("name", None, "Money", PACKAGE, "use")}  # Money sum
+    assert _of(links, "Apply") == {("name", None, "Discount", PACKAGE, "use")}  # Discount*
+    # `Audit(..)` in `Cart::Total`: the class's, wherever it is defined
+    assert ("name", None, "Cart", LOCAL, "use") in _of(links, "Audit")
+    this = _links("src/b.cc", "void B::f() { this->Grow(); }\nclass C : public Base {};\n")
+    assert _of(this, "Grow") == {("name", None, "B", LOCAL, "use")}
+    assert {k.kind for k in this if k.name == "Base"} == {"extends"}
