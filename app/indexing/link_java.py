@@ -1,6 +1,7 @@
 """Links of Java files: imported types (single, on-demand and static imports), types of the
-same package, constructors, and methods through the declared type of their receiver (a
-local variable, a parameter or a field) or the class they are called on."""
+same package, constructors, base classes and interfaces, and methods through the declared
+type of their receiver (a local variable, a parameter or a field) or the class they are
+called on. A type only named in a declaration is not linked (``_type_position``)."""
 
 from __future__ import annotations
 
@@ -167,10 +168,14 @@ class JavaLinks(JvmLinks):
         name = node_text(node)
         if name == "var":  # `var x = ...`: a keyword read as a type
             return
+        # a base class or interface only: Java names a type in every declaration, and
+        # linking those put whole classes before the callees (in sample, structural
+        # R@4000 0.76 with them against 0.85 without; bench/RESULTS.md, issue 52)
         extends = enclosing(
             node, frozenset({"superclass", "super_interfaces", "extends_interfaces"})
         )
-        self._type(node, name, kind="extends" if extends is not None else "type")
+        if extends is not None:
+            self._type(node, name, kind="extends")
 
     def _invocation(self, node: Node) -> None:
         name = node.child_by_field_name("name")
