@@ -15,7 +15,6 @@ from app.indexing.link_model import (
     Link,
     enclosing,
     node_text,
-    walk,
 )
 
 #: Packages outside any repository: a type imported from them links nothing.
@@ -38,6 +37,8 @@ _TYPES = frozenset(
     }
 )
 _SCOPES = frozenset({"method_declaration", "constructor_declaration", "lambda_expression"})
+#: Where a variable is visible: a method, a lambda, a class body (its fields).
+_VARIABLE_SCOPES = _SCOPES | frozenset({"class_body"})
 _USES = frozenset(
     {"method_invocation", "object_creation_expression", "type_identifier", "method_reference"}
 )
@@ -60,7 +61,9 @@ class JvmLinks(Extractor):
         self.imported: dict[str, Places] = {}  # simple type name -> where it is defined
         self.external: set[str] = set()  # names imported from the platform
         self.on_demand: list[str] = []  # package directories of `import a.b.*`
-        self.members: dict[str, tuple[str, str | None, str]] = {}  # local -> (pkg, owner, name)
+        # local name -> (package, owner, name) of each import naming it (Java's static
+        # imports may name one method of two classes: both are candidates)
+        self.members: dict[str, list[tuple[str, str | None, str]]] = {}
         self.member_classes: list[tuple[str, str]] = []  # `import static a.B.*`
         self.aliases: dict[str, str] = {}  # Kotlin's `import a.B as C`: C -> B
 
@@ -76,11 +79,11 @@ class JvmLinks(Extractor):
             self.member_classes.append(_package_and_class(parts))
         elif member and len(parts) > 1:  # import static a.b.C.m; Kotlin: import a.b.f
             owner_parts = parts[:-1]
+            named: tuple[str, str | None, str] = ("/".join(owner_parts), None, parts[-1])
             if any(p[:1].isupper() for p in owner_parts):
                 package, owner = _package_and_class(owner_parts)
-                self.members[alias or parts[-1]] = (package, owner, parts[-1])
-            else:
-                self.members[alias or parts[-1]] = ("/".join(owner_parts), None, parts[-1])
+                named = (package, owner, parts[-1])
+            self.members.setdefault(alias or parts[-1], []).append(named)
         elif wildcard:  # import a.b.*
             self.on_demand.append("/".join(parts))
         else:  # import a.b.C (or a.b.C.Inner)
@@ -115,32 +118,35 @@ class JvmLinks(Extractor):
 
     def _member(self, name: Node, method: str) -> bool:
         """A member called by its bare name that an import names (True if one does)."""
-        if method not in self.members:
-            return False
-        package, owner, original = self.members[method]
-        self.add(name, original, "pkgdir", package, IMPORTED, owner)
-        return True
+        for package, owner, original in self.members.get(method, ()):
+            self.add(name, original, "pkgdir", package, IMPORTED, owner)
+        return method in self.members
 
 
 class JavaLinks(JvmLinks):
     IMPLICIT = JAVA_LANG
 
     def run(self) -> list[Link]:
-        package = self.nodes(frozenset({"package_declaration"}))
+        found = self.nodes_by_type(_FILE_FACTS)
+        package = found["package_declaration"]
         self.start(_dotted(package[0]) if package else None)
-        for node in self.nodes(frozenset({"import_declaration"})):
+        for node in found["import_declaration"]:
             self.register(
                 _dotted(node),
                 wildcard=any(c.type == "asterisk" for c in node.children),
                 member=any(c.type == "static" for c in node.children),
                 alias=None,
             )
-        self.types = {node_text(n.child_by_field_name("name")) for n in self.nodes(_TYPES)}
-        self.methods = {
-            node_text(n.child_by_field_name("name"))
-            for n in self.nodes(frozenset({"method_declaration"}))
+        self.types = {
+            node_text(n.child_by_field_name("name")) for kind in _TYPES for n in found[kind]
         }
-        self.declared: dict[int, dict[str, str]] = {}  # scope node id -> variable -> type
+        self.methods = {
+            node_text(n.child_by_field_name("name")) for n in found["method_declaration"]
+        }
+        # scope node id -> variable -> type
+        self.declared: dict[int, dict[str, str]] = {}
+        for declaration in (n for kind in _DECLARATIONS for n in found[kind]):
+            self._declare(declaration)
         for node in self.nodes(_USES, scoped=True):
             if node.type == "method_invocation":
                 self._invocation(node)
@@ -221,35 +227,25 @@ class JavaLinks(JvmLinks):
             return declared
         return variable if variable[:1].isupper() else None
 
+    def _declare(self, declaration: Node) -> None:
+        scope = enclosing(declaration, _VARIABLE_SCOPES)
+        type_name = _simple_type(declaration.child_by_field_name("type"))
+        if type_name == "var":
+            type_name = _created_type(declaration)
+        if scope is None or type_name is None:
+            return
+        for variable in _declared_names(declaration):
+            self.declared.setdefault(scope.id, {}).setdefault(variable, type_name)
+
     def _variables(self, node: Node) -> dict[str, str]:
         """Variable -> declared simple type, of the method and classes around ``node``."""
         found: dict[str, str] = {}
-        scope = enclosing(node, _SCOPES | frozenset({"class_body"}))
+        scope = enclosing(node, _VARIABLE_SCOPES)
         while scope is not None:
-            for name, type_name in self._declared_in(scope).items():
+            for name, type_name in self.declared.get(scope.id, {}).items():
                 found.setdefault(name, type_name)
-            scope = enclosing(scope, _SCOPES | frozenset({"class_body"}))
+            scope = enclosing(scope, _VARIABLE_SCOPES)
         return found
-
-    def _declared_in(self, scope: Node) -> dict[str, str]:
-        cached = self.declared.get(scope.id)
-        if cached is not None:
-            return cached
-        declared: dict[str, str] = {}
-        if scope.type == "class_body":  # fields, not what methods declare
-            candidates = [c for c in scope.named_children if c.type == "field_declaration"]
-        else:
-            candidates = [n for n in walk(scope) if n.type in _DECLARATIONS]
-        for declaration in candidates:
-            type_name = _simple_type(declaration.child_by_field_name("type"))
-            if type_name == "var":
-                type_name = _created_type(declaration)
-            if type_name is None:
-                continue
-            for variable in _declared_names(declaration):
-                declared.setdefault(variable, type_name)
-        self.declared[scope.id] = declared
-        return declared
 
     def _reference(self, node: Node) -> None:
         """``Type::method``: the type's method."""
@@ -269,6 +265,14 @@ _DECLARATIONS = frozenset(
         "resource",
         "field_declaration",
     }
+)
+
+
+#: What one pass over the file reads before the uses: package, imports, declarations.
+_FILE_FACTS = (
+    frozenset({"package_declaration", "import_declaration", "method_declaration"})
+    | _TYPES
+    | _DECLARATIONS
 )
 
 

@@ -130,6 +130,16 @@ class Extractor:
                 found[node.id] = node
         return sorted(found.values(), key=lambda n: (n.start_byte, -n.end_byte))
 
+    def nodes_by_type(self, kinds: frozenset[str]) -> dict[str, list[Node]]:
+        """The whole file's nodes of ``kinds``, by type, in one query (one pass over the
+        tree; a query a kind costs a pass each)."""
+        found: dict[str, list[Node]] = {kind: [] for kind in kinds}
+        for node in self.nodes(kinds):
+            found[node.type].append(node)
+        for nodes in found.values():  # a query of several kinds captures kind by kind
+            nodes.sort(key=lambda n: (n.start_byte, -n.end_byte))
+        return found
+
     def add(
         self,
         node: Node,
