@@ -175,8 +175,8 @@ class JavaLinks(JvmLinks):
         if name == "var":  # `var x = ...`: a keyword read as a type
             return
         # a base class or interface only: Java names a type in every declaration, and
-        # linking those put whole classes before the callees (in sample, structural
-        # R@4000 0.76 with them against 0.85 without; bench/RESULTS.md, issue 52)
+        # linking those put whole classes before the callees (bench/RESULTS.md, "Links
+        # for every language we chunk")
         extends = enclosing(
             node, frozenset({"superclass", "super_interfaces", "extends_interfaces"})
         )

@@ -97,9 +97,9 @@ class Extractor:
     bare name too (``with_bare_names``), and so is every call ``NameOnly`` links: a
     receiver's type can be wrong (the method is inherited, a trait's, an interface's
     default), a package need not be a directory, and the bare names are what found those
-    before the rules existed (issue 52: with the rules alone, a name-resolving benchmark
-    lost a quarter of the Java callers it had). The rules raise a link's confidence; the
-    bare names keep what was found."""
+    before the rules existed (with the rules alone, the structural benchmark lost what
+    the bare names had found: bench/RESULTS.md, "Links for every language we chunk").
+    The rules raise a link's confidence; the bare names keep what was found."""
 
     BY_NAME_TOO = False
 

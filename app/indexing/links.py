@@ -11,7 +11,7 @@ definition lives, as far as the file itself can tell:
   of the directory), and methods through the method's receiver.
 - TypeScript/JavaScript: ES ``import`` (named, default, namespace) of relative modules,
   ``this.m`` in a class, and same-file functions.
-- Java: single, on-demand and static imports, same-package types, constructors, and
+- Java: single, on-demand and static imports, same-package types, constructors, bases, and
   methods through their receiver's declared type (``link_java.py``).
 - Kotlin: imported types and functions (aliases too), the package's own, companion
   members and methods through their receiver's declared type (``link_kotlin.py``).

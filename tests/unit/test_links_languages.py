@@ -1,5 +1,6 @@
-"""Java and Rust link rules, one construct at a time (issue 52); the fixture projects under
-tests/data/links/ are resolved in the database by tests/integration/test_links_java_rust.py."""
+"""The link rules of Java, Kotlin, C#, Rust, Ruby, PHP, C and C++, one construct at a time
+(issue 52); the fixture projects under tests/data/links/ are resolved in the database by
+tests/integration/test_links_languages.py."""
 
 from __future__ import annotations
 
