@@ -22,7 +22,7 @@ from pathlib import Path
 from tree_sitter import Parser
 
 from app.indexing.files import chunk_file, parse_file, skip_reason
-from app.indexing.languages import detect_language
+from app.indexing.languages import HEAD_BYTES, detect_language
 
 
 def default_roots() -> list[Path]:
@@ -51,14 +51,14 @@ def load_corpus(roots: list[Path]) -> list[tuple[str, bytes]]:
 
 def code_files(files: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
     """Files in a supported language that the chunker does not skip."""
-    return [(p, d) for p, d in files if detect_language(p, d[:256]) and skip_reason(p, d) is None]
+    return [(p, d) for p, d in files if detect_language(p, d[:HEAD_BYTES]) and skip_reason(p, d) is None]
 
 
 def time_parse(files: list[tuple[str, bytes]]) -> float:
     parsers: dict[str, Parser] = {}
     start = time.perf_counter()
     for path, data in files:
-        spec = detect_language(path, data[:256])
+        spec = detect_language(path, data[:HEAD_BYTES])
         assert spec is not None
         parsers.setdefault(spec.name, spec.parser()).parse(data)
     return time.perf_counter() - start
@@ -94,7 +94,7 @@ def main() -> None:
     roots = args.roots or default_roots()
     files = load_corpus(roots)
     code = code_files(files)
-    langs = Counter(detect_language(p, d[:256]).name for p, d in code)  # type: ignore[union-attr]
+    langs = Counter(detect_language(p, d[:HEAD_BYTES]).name for p, d in code)  # type: ignore[union-attr]
     print(f"corpus: {len(files)} files, {_mb(files):.1f} MB from {', '.join(map(str, roots))}")
     print(f"code  : {len(code)} files, {_mb(code):.1f} MB: {dict(langs.most_common())}")
 

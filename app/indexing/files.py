@@ -15,7 +15,7 @@ from tree_sitter import Node
 
 from app.indexing.chunker import chunk_text, parse_source
 from app.indexing.chunks import Chunk
-from app.indexing.languages import LanguageSpec, detect_language
+from app.indexing.languages import HEAD_BYTES, LanguageSpec, detect_language
 from app.indexing.links import Link, Segments, file_links
 from app.indexing.windows import ChunkLimits
 
@@ -140,7 +140,7 @@ def parse_file(
     max_bytes: int = DEFAULT_MAX_FILE_BYTES,
 ) -> ParsedFile:
     """Chunk one file's bytes, keeping the parse; never raises for the content."""
-    spec = detect_language(path, data[:256])
+    spec = detect_language(path, data[:HEAD_BYTES])
     language = spec.name if spec else None
     reason = skip_reason(path, data, max_bytes)
     if reason is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -307,10 +308,27 @@ _BY_INTERPRETER: dict[str, LanguageSpec] = {
 }
 
 
+#: C++ in a ``.h`` file: what C never writes at a line's start (a namespace, a template,
+#: a class with a body, an access label) or anywhere (``std::``). A C header written for
+#: C++ callers (``extern "C"``) stays C.
+_CPP_IN_HEADER = re.compile(
+    rb"^[ \t]*(?:namespace\b[\w: \t]*\{|template[ \t]*<|class[ \t]+\w[^;]*?\{"
+    rb"|(?:public|protected|private)[ \t]*:(?!:))|\bstd::",
+    re.MULTILINE,
+)
+#: How much of a file ``detect_language`` reads: a ``#!`` line, a ``.h`` file's C++.
+HEAD_BYTES = 64 * 1024
+
+
 def detect_language(path: str, head: bytes = b"") -> LanguageSpec | None:
-    """The language of ``path``: by extension, well-known name, then ``#!`` line in ``head``."""
+    """The language of ``path``: by extension (a ``.h`` file is C++ when ``head``, the
+    file's first ``HEAD_BYTES``, holds what only C++ writes), well-known name, then
+    ``#!`` line in ``head``."""
     pure = PurePosixPath(path)
-    spec = _BY_EXTENSION.get(pure.suffix.lower()) or _BY_FILENAME.get(pure.name)
+    suffix = pure.suffix.lower()
+    if suffix == ".h" and _CPP_IN_HEADER.search(head[:HEAD_BYTES]):
+        return BY_NAME["cpp"]
+    spec = _BY_EXTENSION.get(suffix) or _BY_FILENAME.get(pure.name)
     if spec is not None or not head.startswith(b"#!"):
         return spec
     return _BY_INTERPRETER.get(_shebang_program(head))

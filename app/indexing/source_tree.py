@@ -52,7 +52,9 @@ class RepoConfig:
             return False
         if self.languages:
             spec = detect_language(path, head)
-            return spec is not None and spec.name in self.languages
+            # a ``.h`` file is C or C++ by its content, which a tree's walk has not read
+            either = {"c", "cpp"} if path.lower().endswith(".h") and not head else set()
+            return spec is not None and bool(({spec.name} | either) & set(self.languages))
         return True
 
 

@@ -8,6 +8,7 @@ import pytest
 from app.indexing.chunker import chunk_text
 from app.indexing.files import changed_chunks, chunk_file, skip_reason
 from app.indexing.languages import BY_NAME, detect_language
+from app.indexing.source_tree import RepoConfig
 from app.indexing.windows import ChunkLimits, split_windows
 
 PY = BY_NAME["python"]
@@ -139,6 +140,13 @@ def test_utf8_bom_is_not_lenient() -> None:
         ("bin/script", b"#!/usr/bin/env -S ruby -w\n", "ruby"),
         ("README", b"# readme\n", None),
         ("Makefile", b"all:\n", None),
+        ("src/list.h", b"struct node { int v; };\nint len(struct node *n);\n", "c"),
+        ("api.h", b'#ifdef __cplusplus\nextern "C" {\n#endif\nint f(void);\n', "c"),
+        ("db/db.h", b"#include <string>\nnamespace leveldb {\nclass DB;\n}\n", "cpp"),
+        ("core.h", b"template <typename T>\nT twice(T x) { return x + x; }\n", "cpp"),
+        ("w.h", b"class Writer : public Base\n{\n public:\n  void put();\n};\n", "cpp"),
+        ("s.H", b"inline std::string name();\n", "cpp"),
+        ("goto.h", b"int f(int x) {\n  if (x) goto done;\ndone:\n  return x;\n}\n", "c"),
     ],
 )
 def test_language_detection(path: str, head: bytes, language: str | None) -> None:
@@ -205,3 +213,40 @@ def test_generated_marker_must_be_a_header_comment() -> None:
     )
     late = b"x = 1\n" * 10 + b"# @generated\n"
     assert skip_reason("late.py", late) is None
+
+
+CPP_HEADER = b"""#pragma once
+#include <string>
+
+namespace shop {
+
+class Basket {
+ public:
+  int total() const { return price_ * count_; }
+  void add(int n);
+
+ private:
+  int price_ = 0;
+  int count_ = 0;
+};
+
+}  // namespace shop
+"""
+
+
+def test_a_cpp_header_is_chunked_as_cpp_its_class_and_inline_methods_found() -> None:
+    """A ``.h`` file holding C++ is read by the C++ grammar: the C grammar saw neither the
+    namespace nor the class and cut the file into windows."""
+    result = chunk_file("shop/basket.h", CPP_HEADER)
+    assert result.language == "cpp"
+    names = {c.qualified_name for c in result.chunks}
+    assert {"shop::Basket", "shop::Basket::total"} <= names
+
+
+def test_a_language_filter_keeps_headers_for_c_and_cpp_alike() -> None:
+    """The tree's walk filters by path before reading: a ``.h`` file may be either."""
+    cpp, c = RepoConfig(languages=frozenset({"cpp"})), RepoConfig(languages=frozenset({"c"}))
+    assert cpp.wants("include/db.h") and c.wants("include/db.h")
+    assert cpp.wants("db.cc") and not c.wants("db.cc")
+    assert not cpp.wants("db.h", b"int f(void);\n")  # read: C
+    assert cpp.wants("db.h", b"namespace db {}\n")
