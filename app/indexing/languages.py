@@ -309,11 +309,13 @@ _BY_INTERPRETER: dict[str, LanguageSpec] = {
 
 
 #: C++ in a ``.h`` file: what C never writes at a line's start (a namespace, a template,
-#: a class with a body, an access label) or anywhere (``std::``). A C header written for
-#: C++ callers (``extern "C"``) stays C.
+#: a class with a body, an access label) or on a line that is not a comment (``std::``).
+#: A C header written for C++ callers (``extern "C"``), or one whose comments name C++'s
+#: library, stays C.
 _CPP_IN_HEADER = re.compile(
     rb"^[ \t]*(?:namespace\b[\w: \t]*\{|template[ \t]*<|class[ \t]+\w[^;]*?\{"
-    rb"|(?:public|protected|private)[ \t]*:(?!:))|\bstd::",
+    rb"|(?:public|protected|private)[ \t]*:(?!:))"
+    rb"|^(?![ \t]*(?://|/\*|\*))[^\n]*?\bstd::",
     re.MULTILINE,
 )
 #: How much of a file ``detect_language`` reads: a ``#!`` line, a ``.h`` file's C++.

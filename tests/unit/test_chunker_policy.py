@@ -146,6 +146,7 @@ def test_utf8_bom_is_not_lenient() -> None:
         ("core.h", b"template <typename T>\nT twice(T x) { return x + x; }\n", "cpp"),
         ("w.h", b"class Writer : public Base\n{\n public:\n  void put();\n};\n", "cpp"),
         ("s.H", b"inline std::string name();\n", "cpp"),
+        ("ffc.h", b"// a port of std::from_chars\n * as std::strtod does\nint f(void);\n", "c"),
         ("goto.h", b"int f(int x) {\n  if (x) goto done;\ndone:\n  return x;\n}\n", "c"),
     ],
 )
