@@ -4,7 +4,9 @@ each namespace it may be in: the file's own and those around it, those ``using``
 (``global using`` too), an alias's (``using M = Acme.Money.Money``), a ``using static``
 class's members. A type's members go by the same rule (``Acme.Money.Money.Plus``), which
 also finds a partial class's methods in its other files; calls go through the receiver's
-declared type (a local, a parameter, a field or property, ``var x = new T()``)."""
+declared type (a local, a parameter, a field or property, ``var x = new T()``). A type
+is linked where it is created or extended, not where a declaration only names it (as in
+Java: bench/RESULTS.md, "Links for every language we chunk")."""
 
 from __future__ import annotations
 
@@ -33,20 +35,7 @@ _TYPE_DECLARATIONS = frozenset(
     }
 )
 _NAMESPACES = frozenset({"namespace_declaration", "file_scoped_namespace_declaration"})
-#: Nodes whose ``type`` (or ``returns``) field, or whose children, are types.
-_TYPED = frozenset(
-    {
-        "variable_declaration",
-        "parameter",
-        "property_declaration",
-        "method_declaration",
-        "cast_expression",
-        "typeof_expression",
-        "base_list",
-        "type_argument_list",
-    }
-)
-_USES = _TYPED | frozenset({"invocation_expression", "object_creation_expression"})
+_USES = frozenset({"base_list", "invocation_expression", "object_creation_expression"})
 _SCOPES = frozenset(
     {
         "method_declaration",
@@ -83,14 +72,9 @@ class CSharpLinks(Extractor):
                 self._invocation(node)
             elif node.type == "object_creation_expression":
                 self._type_node(node.child_by_field_name("type"), "use")
-            elif node.type in {"base_list", "type_argument_list"}:
-                kind = "extends" if node.type == "base_list" else "type"
+            elif node.type == "base_list":
                 for child in node.named_children:
-                    self._type_node(child, kind)
-            else:
-                self._type_node(
-                    node.child_by_field_name("type") or node.child_by_field_name("returns"), "type"
-                )
+                    self._type_node(child, "extends")
         return self.links
 
     def _using(self, node: Node) -> None:

@@ -1,6 +1,7 @@
 """Links of Kotlin files: imported types and top-level functions (with ``as`` aliases and
 on-demand imports), the package's own types and functions, constructors, companion and
-object members (``Type.f()``), and methods through their receiver's declared type."""
+object members (``Type.f()``), methods through their receiver's declared type, and
+supertypes; a type only named in a declaration links by its bare name alone."""
 
 from __future__ import annotations
 
@@ -62,10 +63,9 @@ class KotlinLinks(JvmLinks):
         if not identifiers:
             return
         supertypes = enclosing(node, frozenset({"delegation_specifiers", "type_arguments"}))
-        kind = (
-            "extends" if supertypes is not None and supertypes.type != "type_arguments" else "type"
-        )
-        self._type(identifiers[-1], node_text(identifiers[-1]), kind=kind)
+        if supertypes is None or supertypes.type == "type_arguments":
+            return  # only named in a declaration: its bare name links it (NameOnly)
+        self._type(identifiers[-1], node_text(identifiers[-1]), kind="extends")
 
     def _call(self, node: Node) -> None:
         callee = node.named_children[0] if node.named_children else None
