@@ -51,7 +51,9 @@ def load_corpus(roots: list[Path]) -> list[tuple[str, bytes]]:
 
 def code_files(files: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
     """Files in a supported language that the chunker does not skip."""
-    return [(p, d) for p, d in files if detect_language(p, d[:HEAD_BYTES]) and skip_reason(p, d) is None]
+    return [
+        (p, d) for p, d in files if detect_language(p, d[:HEAD_BYTES]) and skip_reason(p, d) is None
+    ]
 
 
 def time_parse(files: list[tuple[str, bytes]]) -> float:

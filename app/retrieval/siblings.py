@@ -3,7 +3,10 @@ has the same job in another place, so it often must change with it.
 
 - **overrides**: the method of the same name in a base class of the changed method's
   class, or in a class that extends it (Python bases, TypeScript ``extends`` and
-  ``implements``: ``extends`` links, ``app/indexing/links.py``);
+  ``implements``, Java, Kotlin and C# supertypes, Ruby superclasses and mixins, PHP
+  ``extends``, ``implements`` and traits, C++ base classes: ``extends`` links,
+  ``app/indexing/links.py``; a qualified name is split as its language joins it,
+  ``Shop::Cart::total`` in Ruby, PHP, Rust, C and C++);
 - **namesake**: the method of the same name in a sibling class (one that extends the
   same base), or, with nothing declared (duck typing), in another class of the same
   directory;
@@ -27,6 +30,7 @@ from sqlalchemy import Connection, text
 
 from app.db.chunk_types import ChunkType
 from app.diff.changed import ChangedFunction
+from app.indexing.languages import BY_NAME, LANGUAGES
 from app.retrieval.evidence import SiblingKind
 from app.retrieval.go_interfaces import implementations
 from app.retrieval.links import resolves
@@ -54,6 +58,16 @@ class SiblingHit:
     kind: SiblingKind
 
 
+#: Languages whose qualified names join their parts with ``::`` (``Shop::Cart::total``).
+DOUBLE_COLON = sorted(spec.name for spec in LANGUAGES if spec.separator == "::")
+
+
+def separator(language: str | None) -> str:
+    """What joins a qualified name's parts in ``language``. Pure."""
+    spec = BY_NAME.get(language or "")
+    return spec.separator if spec is not None else "."
+
+
 @dataclass(frozen=True)
 class _Method:
     fn: int
@@ -62,6 +76,10 @@ class _Method:
     name: str
     language: str
 
+    @property
+    def qualified(self) -> str:
+        return f"{self.owner}{separator(self.language)}{self.name}"
+
 
 def method_of(function: ChangedFunction) -> _Method | None:
     """The changed function as a method of a class or type, if it is one."""
@@ -69,7 +87,7 @@ def method_of(function: ChangedFunction) -> _Method | None:
     name, qualified = chunk.symbol_name, chunk.qualified_name
     if not name or not qualified or chunk.chunk_type not in {ChunkType.METHOD, ChunkType.WINDOW}:
         return None
-    owner, _, last = qualified.rpartition(".")
+    owner, _, last = qualified.rpartition(separator(chunk.language))
     if not owner or last != name:
         return None
     if chunk.language == "go" and "." not in owner:  # pkg.Func is a function, not a method
@@ -125,7 +143,10 @@ _METHODS = """
   SELECT DISTINCT ON (c.file_path, c.qualified_name) c.id, c.file_path, c.qualified_name
   FROM code_chunks c
   WHERE c.repository_id = :r AND c.symbol_name = {name} AND c.chunk_type IN ('method', 'window')
-    AND c.qualified_name = {owner} || '.' || c.symbol_name
+    -- the chunk's language's separator (``:colons``: ``DOUBLE_COLON``)
+    AND c.qualified_name = {owner}
+      || (CASE WHEN c.language = ANY(CAST(:colons AS text[])) THEN '::' ELSE '.' END)
+      || c.symbol_name
   ORDER BY c.file_path, c.qualified_name, c.start_line
 """
 
@@ -185,9 +206,10 @@ FROM related r CROSS JOIN LATERAL ({_METHODS.format(name="r.method", owner="r.ow
             "owners": [m.owner for m in methods],
             "names": [m.name for m in methods],
             "langs": [m.language for m in methods],
+            "colons": DOUBLE_COLON,
         },
     ).all()
-    own = {(m.fn, m.path, m.owner + "." + m.name) for m in methods}
+    own = {(m.fn, m.path, m.qualified) for m in methods}
     declared: dict[int, list[tuple[int, SiblingKind, float]]] = {}
     for fn, rel, confidence, chunk_id, path, qualified in rows:
         if (fn, path, qualified) in own:
@@ -230,7 +252,7 @@ CROSS JOIN LATERAL (
             "fns": [m.fn for m in methods],
             "dirs": [posixpath.dirname(m.path) for m in methods],
             "names": [m.name for m in methods],
-            "quals": [m.owner + "." + m.name for m in methods],
+            "quals": [m.qualified for m in methods],
             "n": MAX_NAMESAKES + 1,
         },
     ).all()
@@ -258,14 +280,17 @@ def _pairs(
         if not chunk.symbol_name or chunk.chunk_type == ChunkType.MODULE:
             continue
         qualified = chunk.qualified_name or chunk.symbol_name
-        owner, _, _ = qualified.rpartition(".")
+        sep = separator(chunk.language)
+        owner, _, _ = qualified.rpartition(sep)
         for other in counterpart_names(chunk.symbol_name, chunk.language):
-            wanted.append((fn, other, f"{owner}.{other}" if owner else other, False))
+            wanted.append((fn, other, f"{owner}{sep}{other}" if owner else other, False))
         if owner and chunk.chunk_type in {ChunkType.METHOD, ChunkType.WINDOW}:
-            prefix, _, owner_name = owner.rpartition(".")
+            prefix, _, owner_name = owner.rpartition(sep)
             for twin in counterpart_names(owner_name, chunk.language):
-                twin_owner = f"{prefix}.{twin}" if prefix else twin
-                wanted.append((fn, chunk.symbol_name, f"{twin_owner}.{chunk.symbol_name}", True))
+                twin_owner = f"{prefix}{sep}{twin}" if prefix else twin
+                wanted.append(
+                    (fn, chunk.symbol_name, f"{twin_owner}{sep}{chunk.symbol_name}", True)
+                )
     if not wanted:
         return []
     rows = conn.execute(
@@ -314,7 +339,7 @@ CROSS JOIN LATERAL (
 
 def pair_place(path: str, qualified: str, other_path: str, other_qualified: str) -> str:
     """Where the other half is, relative to the changed function. Pure."""
-    if other_qualified == qualified and "." in qualified:
+    if other_qualified == qualified and ("." in qualified or "::" in qualified):
         return "class"
     if other_path == path:
         return "file"

@@ -174,3 +174,101 @@ def test_typescript_classes_implementing_one_interface(engine: Engine, tmp_path:
         "DiskStore.get": "pair",  # set's other half, in its own class
         "MemoryStore.get": "pair",  # and in a sibling class (weighed less: another file)
     }
+
+
+RB_BASE = """module Shop
+  class Pricing
+    def total(items)
+      raise NotImplementedError
+    end
+  end
+end
+"""
+RB_RETAIL = """require_relative "pricing"
+
+module Shop
+  class Retail < Pricing
+    def total(items)
+      items.sum(&:price)
+    end
+  end
+end
+"""
+RB_WHOLESALE = """require_relative "pricing"
+
+module Shop
+  class Wholesale < Pricing
+    def total(items)
+      items.sum(&:price) * 0.9
+    end
+  end
+end
+"""
+PHP_RETAIL = """<?php
+namespace Shop;
+
+class Retail extends Pricing {
+    public function total(array $items): int { return array_sum($items); }
+}
+"""
+PHP_WHOLESALE = """<?php
+namespace Shop;
+
+class Wholesale extends Pricing {
+    public function total(array $items): int { return intdiv(array_sum($items) * 9, 10); }
+}
+"""
+PHP_BASE = """<?php
+namespace Shop;
+
+abstract class Pricing {
+    public function total(array $items): int { return 0; }
+}
+"""
+CPP_SHAPES = """#pragma once
+
+namespace geo {
+
+class Shape {
+ public:
+  virtual double area() const { return 0; }
+};
+
+class Square : public Shape {
+ public:
+  double area() const override { return side * side; }
+  double side;
+};
+
+class Circle : public Shape {
+ public:
+  double area() const override { return 3.14 * r * r; }
+  double r;
+};
+
+}  // namespace geo
+"""
+
+
+def test_ruby_php_and_cpp_methods_in_a_class_hierarchy(engine: Engine, tmp_path: Path) -> None:
+    """Languages whose qualified names join with ``::`` (``Shop::Retail::total``) find
+    the method they override and the sibling classes' as Python does."""
+    ruby = {"lib/pricing.rb": RB_BASE, "lib/retail.rb": RB_RETAIL, "lib/wholesale.rb": RB_WHOLESALE}
+    changed = RB_RETAIL.replace("items.sum(&:price)", "items.sum(&:price).round(2)")
+    assert _siblings(engine, tmp_path / "rb", ruby, "lib/retail.rb", changed) == {
+        "Shop::Pricing::total": "overrides",
+        "Shop::Wholesale::total": "namesake",
+    }
+    php = {
+        "src/Pricing.php": PHP_BASE,
+        "src/Retail.php": PHP_RETAIL,
+        "src/Wholesale.php": PHP_WHOLESALE,
+    }
+    changed = PHP_RETAIL.replace("return array_sum($items);", "return (int) array_sum($items);")
+    found = _siblings(engine, tmp_path / "php", php, "src/Retail.php", changed)
+    assert found == {"Shop::Pricing::total": "overrides", "Shop::Wholesale::total": "namesake"}
+    changed = CPP_SHAPES.replace("side * side", "side * side * 1.0")
+    found = _siblings(
+        engine, tmp_path / "cpp", {"geo/shapes.h": CPP_SHAPES}, "geo/shapes.h", changed
+    )
+    assert found == {"geo::Shape::area": "overrides", "geo::Circle::area": "namesake"}

@@ -13,7 +13,7 @@ from app.retrieval.cochange import FILE_LEVEL_WEIGHT, coupling
 from app.retrieval.full_text import bm25_score
 from app.retrieval.go_interfaces import Interface, implementers
 from app.retrieval.pairs import counterpart_names
-from app.retrieval.siblings import pair_place
+from app.retrieval.siblings import pair_place, separator
 
 SHA1, SHA2, SHA3 = "a" * 40, "b" * 40, "c" * 40
 
@@ -165,6 +165,13 @@ def test_where_the_other_half_is() -> None:
     assert pair_place("a/x.py", "decode", "a/x.py", "decode") == "file"
     assert pair_place("a/x.py", "decode", "a/y.py", "decode") == "dir"
     assert pair_place("a/x.py", "decode", "b/y.py", "decode") == "elsewhere"
+    assert pair_place("a/x.rb", "C::decode", "b/y.rb", "C::decode") == "class"
+
+
+def test_qualified_names_are_split_as_their_language_joins_them() -> None:
+    assert [separator(lang) for lang in ("python", "go", "java", "csharp", "kotlin")] == ["."] * 5
+    assert [separator(lang) for lang in ("ruby", "php", "rust", "c", "cpp")] == ["::"] * 5
+    assert separator(None) == "." and separator("cobol") == "."
 
 
 def test_a_type_implements_an_interface_with_all_its_methods() -> None:
