@@ -54,7 +54,7 @@ class RepoConfig:
             spec = detect_language(path, head)
             # a ``.h`` file is C or C++ by its content, which a tree's walk has not read
             either = {"c", "cpp"} if path.lower().endswith(".h") and not head else set()
-            return spec is not None and bool(({spec.name} | either) & set(self.languages))
+            return spec is not None and not self.languages.isdisjoint({spec.name} | either)
         return True
 
 
