@@ -5,7 +5,7 @@ from its new version) resolve to. Callers: the chunks whose stored links resolve
 changed function. Both follow re-exports for up to ``MAX_HOPS`` statements more, and
 are scored by the link's confidence divided by the square root of how many definitions
 the link matched, so an import resolved to one file outweighs a bare method name
-defined in twenty places.
+defined in twenty places (``link_score``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,21 @@ from app.indexing.links import NAME_ONLY, Link
 
 #: A name-only link that matches more definitions than this says nothing.
 MAX_NAME_ONLY_MATCHES = 6
+#: A bare name (``NAME_ONLY``) that one definition in the repository bears is most
+#: likely that definition: scored between a receiver's guess and a same-package name.
+UNIQUE_NAME = 0.6
+
+
+def link_score(confidence: float, matches: int) -> float:
+    """What a link matching ``matches`` definitions says of each: its confidence divided
+    by the square root of its matches. A bare name is scored from ``UNIQUE_NAME``, not
+    from the ``NAME_ONLY`` it is stored with: in sample, a bare name borne by one or two
+    definitions was a callee as often as a name resolved through its package
+    (bench/RESULTS.md, "A bare name borne once")."""
+    if confidence <= NAME_ONLY:
+        confidence *= UNIQUE_NAME / NAME_ONLY
+    return confidence / math.sqrt(max(matches, 1))
+
 
 _DIR = r"regexp_replace({path}, '/?[^/]*$', '')"
 _STEM = r"regexp_replace({path}, '(/index)?\.(d\.)?[cm]?[jt]sx?$', '')"
@@ -184,7 +199,7 @@ def score_definitions(
         source = link
         while source in origin:
             source = origin[source]
-        score = confidence / math.sqrt(len(definitions)) * usage_bonus(uses[source])
+        score = link_score(confidence, len(definitions)) * usage_bonus(uses[source])
         if source not in called:  # only named as a type: its shape, not behaviour it runs
             score *= TYPE_ONLY_WEIGHT
         for (path, _), (_, chunk_id) in definitions.items():

@@ -8,9 +8,11 @@ from hypothesis import strategies as st
 
 from app.diff.changed import changed_functions
 from app.diff.parse import parse_diff
+from app.indexing.links import IMPORTED, NAME_ONLY, RECEIVER_GUESS
 from app.llm.tokens import estimate_tokens
 from app.retrieval.context_chunk import ContextChunk
 from app.retrieval.evidence import Evidence, merge_evidence
+from app.retrieval.links import UNIQUE_NAME, link_score
 from app.retrieval.natural_queries import diff_identifiers, heuristic_queries
 from app.retrieval.ranking import pack, rank_context
 from app.retrieval.retrieve import block_cost
@@ -279,3 +281,15 @@ def test_secondary_paths_keep_gitignore_negation_and_differ_by_patterns() -> Non
     assert prose_but_readme("docs/guide.md") is True
     assert prose_but_readme("README.md") is False
     assert secondary_paths(("*.md",))("README.md") is True
+
+
+def test_a_bare_name_borne_once_is_likely_its_definition_and_namesakes_share_it() -> None:
+    assert link_score(NAME_ONLY, 1) == pytest.approx(UNIQUE_NAME)
+    assert link_score(NAME_ONLY, 1) > link_score(RECEIVER_GUESS, 1)
+    # which of four namesakes is called is unknown: each says half as much
+    assert link_score(NAME_ONLY, 4) == pytest.approx(UNIQUE_NAME / 2)
+    assert link_score(NAME_ONLY, 6) < link_score(RECEIVER_GUESS, 1) / 2
+    # a resolved link reaching several definitions (overloads) is shared alike
+    assert link_score(IMPORTED, 4) == pytest.approx(IMPORTED / 2)
+    # a bare name followed through a re-export keeps its decay
+    assert link_score(NAME_ONLY * 0.95, 1) == pytest.approx(UNIQUE_NAME * 0.95)
