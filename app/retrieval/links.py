@@ -32,8 +32,8 @@ UNIQUE_NAME = 0.6
 def link_score(confidence: float, matches: int) -> float:
     """What a link matching ``matches`` definitions says of each: its confidence divided
     by the square root of its matches. A bare name is scored from ``UNIQUE_NAME``, not
-    from the ``NAME_ONLY`` it is stored with: in sample, a bare name borne by one or two
-    definitions was a callee as often as a name resolved through its package
+    from the ``NAME_ONLY`` it is stored with: in sample, a bare name borne once was the
+    callee about as often as a name resolved through an import, Go aside
     (bench/RESULTS.md, "A bare name borne once")."""
     if confidence <= NAME_ONLY:
         confidence *= UNIQUE_NAME / NAME_ONLY
