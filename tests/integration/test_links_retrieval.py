@@ -22,7 +22,7 @@ from app.indexing.embedder import EmbeddingUsage, HashEmbedder
 from app.indexing.links import IMPORTED, LOCAL
 from app.llm.tokens import token_counter
 from app.retrieval.candidates import SECONDARY_CHANGE_WEIGHT, SearchInput, function_evidence
-from app.retrieval.links import SAME_FILE_WEIGHT, TYPE_ONLY_WEIGHT
+from app.retrieval.links import SAME_FILE_WEIGHT, TYPE_ONLY_WEIGHT, UNIQUE_NAME
 from app.retrieval.natural_queries import heuristic_queries
 from app.retrieval.retrieve import ContextResult, build_queries, retrieve_context, vector_texts
 from app.retrieval.vector_search import indexed_repository
@@ -249,6 +249,46 @@ def test_definitions_elsewhere_first_and_a_long_one_by_its_first_window(
     # crunch is cut into windows: the one that starts at its signature comes, once
     crunch = [c for c in linked if c.symbol_name == "crunch"]
     assert [(c.chunk_type, c.start_line) for c in crunch] == [("window", 5)]
+
+
+FILES_BARE = {
+    "shop/coupon.py": (
+        "class Coupon:\n    def apply_discount(self, total):\n        return total - 1\n"
+    ),
+    "shop/cache.py": "class Cache:\n    def refresh(self):\n        return None\n",
+    "shop/session.py": "class Session:\n    def refresh(self):\n        return None\n",
+    "shop/cart.py": "def cart_total(items, deal):\n    return sum(items)\n",
+}
+
+DIFF_BARE = "".join(
+    line + "\n"
+    for line in [
+        "diff --git a/shop/cart.py b/shop/cart.py",
+        "--- a/shop/cart.py",
+        "+++ b/shop/cart.py",
+        "@@ -1,2 +1,3 @@",
+        " def cart_total(items, deal):",
+        "-    return sum(items)",
+        "+    deal.refresh()",
+        "+    return deal.apply_discount(sum(items))",
+    ]
+)
+
+
+def test_a_bare_name_borne_once_outranks_one_two_definitions_share(
+    engine: Engine, settings: Settings, tmp_path: Path
+) -> None:
+    """``deal`` has no declared type: both calls link by their bare names."""
+    _write(tmp_path, FILES_BARE)
+    _index(engine, tmp_path)
+    result = _context(engine, tmp_path, settings, DIFF_BARE)
+    linked = [c for c in result.context if c.link_score > 0]
+    scores = {(c.file_path, c.symbol_name): c.link_score for c in linked}
+    assert scores[("shop/coupon.py", "apply_discount")] == pytest.approx(UNIQUE_NAME)
+    shared = UNIQUE_NAME / 2**0.5
+    assert scores[("shop/cache.py", "refresh")] == pytest.approx(shared)
+    assert scores[("shop/session.py", "refresh")] == pytest.approx(shared)
+    assert linked[0].symbol_name == "apply_discount"
 
 
 def test_what_a_changed_test_links_to_ranks_after_what_changed_code_links_to(
