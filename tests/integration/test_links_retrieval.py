@@ -22,6 +22,7 @@ from app.indexing.embedder import EmbeddingUsage, HashEmbedder
 from app.indexing.links import IMPORTED, LOCAL
 from app.llm.tokens import token_counter
 from app.retrieval.candidates import SECONDARY_CHANGE_WEIGHT, SearchInput, function_evidence
+from app.retrieval.context_chunk import ContextChunk
 from app.retrieval.links import SAME_FILE_WEIGHT, TYPE_ONLY_WEIGHT, UNIQUE_NAME
 from app.retrieval.natural_queries import heuristic_queries
 from app.retrieval.retrieve import ContextResult, build_queries, retrieve_context, vector_texts
@@ -101,8 +102,13 @@ def _context(engine: Engine, root: Path, settings: Settings, diff: str = DIFF) -
     )
 
 
+def _linked_chunks(result: ContextResult) -> list[ContextChunk]:
+    """The context a link found, in the order it is shown."""
+    return [c for c in result.context if c.link_score > 0]
+
+
 def _linked(result: ContextResult) -> list[tuple[str, str | None]]:
-    return [(c.file_path, c.symbol_name) for c in result.context if c.link_score > 0]
+    return [(c.file_path, c.symbol_name) for c in _linked_chunks(result)]
 
 
 def test_definition_through_a_reexport_and_callers_first(
@@ -235,7 +241,7 @@ def test_definitions_elsewhere_first_and_a_long_one_by_its_first_window(
     _write(tmp_path, FILES_LONG)
     _index(engine, tmp_path)
     result = _context(engine, tmp_path, settings, DIFF_LONG)
-    linked = [c for c in result.context if c.link_score > 0]
+    linked = _linked_chunks(result)
     names = [c.symbol_name for c in linked]
     scores = {c.symbol_name: c.link_score for c in linked}
     # a helper the diff's own file holds weighs less than what other files define
@@ -275,14 +281,14 @@ DIFF_BARE = "".join(
 )
 
 
-def test_a_bare_name_borne_once_outranks_one_two_definitions_share(
+def test_a_bare_name_borne_once_outranks_one_that_two_definitions_share(
     engine: Engine, settings: Settings, tmp_path: Path
 ) -> None:
     """``deal`` has no declared type: both calls link by their bare names."""
     _write(tmp_path, FILES_BARE)
     _index(engine, tmp_path)
     result = _context(engine, tmp_path, settings, DIFF_BARE)
-    linked = [c for c in result.context if c.link_score > 0]
+    linked = _linked_chunks(result)
     scores = {(c.file_path, c.symbol_name): c.link_score for c in linked}
     assert scores[("shop/coupon.py", "apply_discount")] == pytest.approx(UNIQUE_NAME)
     shared = UNIQUE_NAME / 2**0.5
@@ -316,7 +322,7 @@ def test_what_a_changed_test_links_to_ranks_after_what_changed_code_links_to(
         ]
     )
     result = _context(engine, tmp_path, settings, DIFF + test_diff)
-    scores = {c.symbol_name: c.link_score for c in result.context if c.link_score > 0}
+    scores = {c.symbol_name: c.link_score for c in _linked_chunks(result)}
     assert scores["vat"] == pytest.approx(scores["to_cents"] * SECONDARY_CHANGE_WEIGHT, rel=0.2)
     order = [c.symbol_name for c in result.context]
     assert order.index("to_cents") < order.index("vat")
