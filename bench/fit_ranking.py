@@ -39,7 +39,12 @@ from app.config import MAX_CHUNKS_PER_FILE
 from app.retrieval.context_chunk import ContextChunk
 from app.retrieval.evidence import Evidence
 from app.retrieval.ranking import rank_context
-from app.retrieval.weights import QUESTION_MAX_PER_FILE, QUESTION_WEIGHTS, RankingWeights
+from app.retrieval.weights import (
+    QUESTION_MAX_PER_FILE,
+    QUESTION_WEIGHTS,
+    RankingWeights,
+    question_score,
+)
 
 BUDGETS = (2000, 4000, 8000)
 #: The weights a diff's context was ranked by before the relevance model: the reference.
@@ -202,7 +207,9 @@ QUESTION_PER_FILE = QUESTION_MAX_PER_FILE
 
 def question_scores(case: dict[str, Any], weights: RankingWeights) -> dict[str, float]:
     """MRR and R@10 of one question as ``/ask`` ranks its candidates under ``weights``."""
-    scored = [replace(c, score=weights.score(c.evidence)) for c in case["chunks"]]
+    scored = [
+        replace(c, score=question_score(weights, c.evidence, c.chunk_type)) for c in case["chunks"]
+    ]
     ranked = rank_context([c for c in scored if c.score > 0], QUESTION_PER_FILE)
     targets = case["targets"]
     first = next((i for i, c in enumerate(ranked, 1) if any(hits(c, t) for t in targets)), None)

@@ -184,8 +184,6 @@ QUESTION_RETRIEVERS = {
     "words": ("words",),
 }
 SEARCH_SIGNALS = QUESTION_RETRIEVERS["fused"]
-#: Candidates per signal for a question (``/ask`` packs a budget from more than ten).
-QUESTION_DEPTH = 50
 
 
 def question_candidates(engine: Any, repo: str, question: str, embedder: Any) -> list[Any]:
@@ -194,7 +192,7 @@ def question_candidates(engine: Any, repo: str, question: str, embedder: Any) ->
     from app.indexing.embedder import EmbeddingUsage
     from app.retrieval.candidates import load_candidates, question_evidence, secondary_paths
     from app.retrieval.vector_search import indexed_repository
-    from app.retrieval.weights import QUESTION_WEIGHTS
+    from app.retrieval.weights import QUESTION_DEPTH
 
     vectors = embedder.embed([question], EmbeddingUsage())
     with engine.begin() as conn:
@@ -202,19 +200,20 @@ def question_candidates(engine: Any, repo: str, question: str, embedder: Any) ->
         found = question_evidence(
             conn, repo_id, question, vectors, embedder.model, set(SEARCH_SIGNALS), QUESTION_DEPTH
         )
-        return load_candidates(conn, found, secondary_paths(SECONDARY_PATHS), QUESTION_WEIGHTS)
+        return load_candidates(conn, found, secondary_paths(SECONDARY_PATHS))
 
 
 def question_items(chunks: list[Any], signals: tuple[str, ...], weights: Any = None) -> list[Item]:
     from app.retrieval.ranking import rank_context
-    from app.retrieval.weights import QUESTION_MAX_PER_FILE, QUESTION_WEIGHTS
+    from app.retrieval.weights import QUESTION_MAX_PER_FILE, QUESTION_WEIGHTS, question_score
 
     weights = weights or QUESTION_WEIGHTS
     scored = []
     for chunk in chunks:
         evidence = masked(chunk.evidence, signals)
         if evidence.signals:
-            scored.append(replace(chunk, evidence=evidence, score=weights.score(evidence)))
+            score = question_score(weights, evidence, chunk.chunk_type)
+            scored.append(replace(chunk, evidence=evidence, score=score))
     ranked = rank_context(scored, QUESTION_MAX_PER_FILE)
     return [Item(c.file_path, c.start_line, c.end_line, c.chunk_type, 0) for c in ranked]
 

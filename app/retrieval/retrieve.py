@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import openai
 from sqlalchemy import Engine
@@ -37,7 +37,13 @@ from app.retrieval.natural_queries import (
 from app.retrieval.ranking import pack, rank_context
 from app.retrieval.relevance import DIFF_RELEVANCE, RelevanceModel, scored
 from app.retrieval.vector_search import SearchHit, indexed_repository
-from app.retrieval.weights import QUESTION_MAX_PER_FILE, QUESTION_WEIGHTS, RankingWeights
+from app.retrieval.weights import (
+    QUESTION_DEPTH,
+    QUESTION_MAX_PER_FILE,
+    QUESTION_WEIGHTS,
+    RankingWeights,
+    question_score,
+)
 
 log = logging.getLogger(__name__)
 
@@ -273,22 +279,22 @@ def ranked_for_question(
     weights: RankingWeights = QUESTION_WEIGHTS,
 ) -> list[ContextChunk]:
     """A question in words is the query of the search signals (vector, lexical, words),
-    fused by ``weights``, code before tests and docs, de-duplicated, at most
-    ``QUESTION_MAX_PER_FILE`` look-alikes of a file; best first."""
+    fused by ``weights`` (outlines discounted: ``question_score``), code before tests and
+    docs, de-duplicated, at most ``QUESTION_MAX_PER_FILE`` look-alikes of a file; best
+    first."""
     signals = {"vector", "lexical", "words"} & set(settings.retrieval_signals)
     vectors: list[list[float]] = []
     if "vector" in signals and _enrichment_note(engine, repo, embedder, settings):
         signals.discard("vector")
     if "vector" in signals:
         vectors = _embedded(embedder, [question], EmbeddingUsage(), repo) or []
-    k = settings.retrieval_per_signal
+    k = max(settings.retrieval_per_signal, QUESTION_DEPTH)
     with engine.begin() as conn:
         repo_id = indexed_repository(conn, repo, embedder.model)
         found = question_evidence(conn, repo_id, question, vectors, embedder.model, signals, k)
-        chunks = load_candidates(
-            conn, found, secondary_paths(settings.retrieval_secondary_paths), weights
-        )
-    return rank_context(chunks, QUESTION_MAX_PER_FILE)
+        chunks = load_candidates(conn, found, secondary_paths(settings.retrieval_secondary_paths))
+    scored = [replace(c, score=question_score(weights, c.evidence, c.chunk_type)) for c in chunks]
+    return rank_context(scored, QUESTION_MAX_PER_FILE)
 
 
 def _describer(llm: openai.OpenAI | None, settings: Settings) -> openai.OpenAI | None:

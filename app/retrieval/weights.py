@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app.db.chunk_types import ChunkType
 from app.retrieval.evidence import Evidence
 
 
@@ -48,3 +49,20 @@ QUESTION_WEIGHTS = RankingWeights(lexical=1.0, vector=0.4, words=2.0)
 #: A question's answers are often several functions of one file: its look-alikes are
 #: capped per file far higher than a review's (bench/RESULTS.md, "Question to code").
 QUESTION_MAX_PER_FILE = 10
+#: Candidates each search signal gives a question, at least: tests and docs take about two
+#: in three of a question's word matches and rank after code, and a shallower list left
+#: answers out (bench/RESULTS.md, "Question to code: answers before outlines").
+QUESTION_DEPTH = 200
+#: A question is answered by a definition's code. A class's outline (its fields and its
+#: methods' signatures) holds the words of every method and a file's top-level lines the
+#: words of its imports, so they match a question as often as the method it is about: they
+#: point to where the answer is and weigh this much of their score.
+OUTLINE_WEIGHT = 0.5
+_OUTLINES = frozenset({ChunkType.CLASS, ChunkType.MODULE})
+
+
+def question_score(weights: RankingWeights, evidence: Evidence, chunk_type: str) -> float:
+    """A question's candidate's score: its evidence by ``weights``, an outline's
+    (``OUTLINE_WEIGHT``) discounted. Pure."""
+    score = weights.score(evidence)
+    return score * OUTLINE_WEIGHT if chunk_type in _OUTLINES else score

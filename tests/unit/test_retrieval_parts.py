@@ -16,7 +16,12 @@ from app.retrieval.links import UNIQUE_NAME, link_score
 from app.retrieval.natural_queries import diff_identifiers, heuristic_queries
 from app.retrieval.ranking import pack, rank_context
 from app.retrieval.retrieve import block_cost
-from app.retrieval.weights import RankingWeights
+from app.retrieval.weights import (
+    OUTLINE_WEIGHT,
+    QUESTION_WEIGHTS,
+    RankingWeights,
+    question_score,
+)
 from app.review.context_blocks import render_context_block
 from tests.support.billing import DIFF, NEW, OLD
 
@@ -293,3 +298,14 @@ def test_a_bare_name_borne_once_is_likely_its_definition_and_namesakes_share_it(
     assert link_score(IMPORTED, 4) == pytest.approx(IMPORTED / 2)
     # a bare name followed through a re-export keeps its decay
     assert link_score(NAME_ONLY * 0.95, 1) == pytest.approx(UNIQUE_NAME * 0.95)
+
+
+def test_a_question_weighs_an_outline_at_a_share_and_a_definition_whole() -> None:
+    evidence = Evidence(lexical=0.8, vector=0.5, words=1.0)
+    whole = QUESTION_WEIGHTS.score(evidence)
+    assert whole > 0
+    for kind in ("function", "method", "window"):
+        assert question_score(QUESTION_WEIGHTS, evidence, kind) == whole
+    for kind in ("class", "module"):
+        assert question_score(QUESTION_WEIGHTS, evidence, kind) == whole * OUTLINE_WEIGHT
+    assert 0 < OUTLINE_WEIGHT < 1
