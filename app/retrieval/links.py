@@ -4,8 +4,8 @@ Definitions: the chunks a changed function's links (``ChangedFunction.uses``, co
 from its new version) resolve to. Callers: the chunks whose stored links resolve to the
 changed function. Both follow re-exports for up to ``MAX_HOPS`` statements more, and
 are scored by the link's confidence divided by the square root of how many definitions
-the link matched, so an import resolved to one file outweighs a bare method name
-defined in twenty places (``link_score``).
+the link matched (each overload of a method counts), so an import resolved to one file
+outweighs a bare method name defined in twenty places (``link_score``).
 """
 
 from __future__ import annotations
@@ -125,12 +125,18 @@ def _link_key(use: Link) -> _LinkKey:
     return (use.name, use.match, use.target, use.qualifier, use.confidence)
 
 
+#: A definition a link resolved to, (path, qualified name), and its bodies: each overload
+#: by its first line, a definition cut into windows once ("window": its first window).
+_Bodies = dict[int | str, tuple[int, int]]  # body -> (first line, chunk id)
+_Matched = dict[_LinkKey, dict[tuple[str, str], _Bodies]]
+
+
 @dataclass
 class _Resolved:
-    """What one function's links resolved to: link -> {definition (path, name): (first
-    line, chunk id)}, and each followed re-export -> the link it came from."""
+    """What one function's links resolved to (``_Matched``), and each followed re-export
+    -> the link it came from."""
 
-    matched: dict[_LinkKey, dict[tuple[str, str], tuple[int, int]]] = field(default_factory=dict)
+    matched: _Matched = field(default_factory=dict)
     origin: dict[_LinkKey, _LinkKey] = field(default_factory=dict)
 
 
@@ -156,6 +162,7 @@ def linked_definitions(
             text(
                 f"WITH l AS (SELECT DISTINCT * FROM {_UNNEST})"
                 " SELECT c.id, c.file_path, coalesce(c.qualified_name, ''), c.start_line,"
+                " c.chunk_type = 'window',"
                 " l.fn, l.name, l.match, l.target, l.qualifier, l.confidence"
                 " FROM l JOIN code_chunks c ON c.repository_id = :r AND c.symbol_name = l.name"
                 " AND c.chunk_type <> 'module'"
@@ -165,11 +172,13 @@ def linked_definitions(
             {"r": repo_id, "ex": list(exclude), **_params(links)},
         ).all()
         for row in rows:
-            # a definition cut into windows: its first window, which holds its signature
-            first = resolved[row[4]].matched.setdefault(tuple(row[5:]), {})
-            definition = (row[1], row[2])
-            if definition not in first or (row[3], row[0]) < first[definition]:
-                first[definition] = (row[3], row[0])
+            definitions = resolved[row[5]].matched.setdefault(tuple(row[6:]), {})
+            bodies = definitions.setdefault((row[1], row[2]), {})
+            # a definition cut into windows: its first window, which holds its signature;
+            # overloads (one qualified name, several bodies): each of them
+            body = "window" if row[4] else row[3]
+            if body not in bodies or (row[3], row[0]) < bodies[body]:
+                bodies[body] = (row[3], row[0])
         unresolved = [(fn, key) for fn, key in links if key not in resolved[fn].matched]
         followed = _reexported(conn, repo_id, unresolved)
         for fn, hop in followed:
@@ -183,12 +192,11 @@ def linked_definitions(
 
 
 def score_definitions(
-    function: ChangedFunction,
-    matched: dict[_LinkKey, dict[tuple[str, str], tuple[int, int]]],
-    origin: dict[_LinkKey, _LinkKey],
-    k: int,
+    function: ChangedFunction, matched: _Matched, origin: dict[_LinkKey, _LinkKey], k: int
 ) -> list[LinkHit]:
-    """The ``k`` best definitions of one function's resolved links. Pure."""
+    """The ``k`` best definitions of one function's resolved links. A link's matches are
+    the bodies it may reach: each overload of a method counts (the call is to one of
+    them), a definition cut into windows once. Pure."""
     uses = Counter(map(_link_key, function.uses))
     called = {_link_key(u) for u in function.uses if u.kind == "use"}
     best: dict[int, float] = {}
@@ -199,12 +207,14 @@ def score_definitions(
         source = link
         while source in origin:
             source = origin[source]
-        score = link_score(confidence, len(definitions)) * usage_bonus(uses[source])
+        bodies = sum(len(found) for found in definitions.values())
+        score = link_score(confidence, bodies) * usage_bonus(uses[source])
         if source not in called:  # only named as a type: its shape, not behaviour it runs
             score *= TYPE_ONLY_WEIGHT
-        for (path, _), (_, chunk_id) in definitions.items():
+        for (path, _), found in definitions.items():
             weight = SAME_FILE_WEIGHT if path == function.file_path else 1.0
-            best[chunk_id] = max(best.get(chunk_id, 0.0), score * weight)
+            for _, chunk_id in found.values():
+                best[chunk_id] = max(best.get(chunk_id, 0.0), score * weight)
     ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))[:k]
     return [LinkHit(chunk_id, score) for chunk_id, score in ranked]
 

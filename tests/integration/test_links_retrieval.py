@@ -474,3 +474,58 @@ def test_an_index_run_that_builds_a_vector_index_calibrates_its_probes(
     with engine.connect() as conn:
         repo = conn.execute(text("SELECT id FROM repositories WHERE full_name = 'shop'")).scalar()
         assert vector_index.index_settings(conn, int(repo)) == (1, 1)  # one list, one probe
+
+
+FILES_OVERLOADS = {
+    "Shop/Guards.cs": (
+        "namespace Shop.Internal;\n\n"
+        "internal static class Guards {\n"
+        "    internal static void Guard(this object value, string message) {\n"
+        "        if (value == null) throw new System.ArgumentNullException(message);\n"
+        "    }\n\n"
+        "    internal static void Guard(this string text, string message) {\n"
+        "        if (string.IsNullOrEmpty(text)) throw new System.ArgumentException(message);\n"
+        "    }\n"
+        "}\n"
+    ),
+    "Shop/Cart.cs": (
+        "namespace Shop;\n\n"
+        "public class Cart {\n"
+        "    public int Total(string coupon) {\n"
+        "        return 0;\n"
+        "    }\n"
+        "}\n"
+    ),
+}
+
+DIFF_OVERLOADS = "".join(
+    line + "\n"
+    for line in [
+        "diff --git a/Shop/Cart.cs b/Shop/Cart.cs",
+        "--- a/Shop/Cart.cs",
+        "+++ b/Shop/Cart.cs",
+        "@@ -4,3 +4,4 @@ public class Cart {",
+        "     public int Total(string coupon) {",
+        '+        coupon.Guard("a coupon is needed");',
+        "         return 0;",
+        "     }",
+    ]
+)
+
+
+def test_every_overload_a_call_may_reach_is_linked_and_they_share_its_score(
+    engine: Engine, settings: Settings, tmp_path: Path
+) -> None:
+    """``Guard`` is an extension method with two overloads (one qualified name, two
+    bodies): the call is to one of them, so both are offered and share the bare name's
+    score as two namesakes do. Only the first of them was offered before."""
+    _write(tmp_path, FILES_OVERLOADS)
+    _index(engine, tmp_path)
+    result = _context(engine, tmp_path, settings, DIFF_OVERLOADS)
+    guards = [
+        (c.start_line, c.link_score)
+        for c in _linked_chunks(result)
+        if c.file_path == "Shop/Guards.cs"
+    ]
+    shared = pytest.approx(UNIQUE_NAME / 2**0.5)
+    assert sorted(guards) == [(4, shared), (8, shared)]
