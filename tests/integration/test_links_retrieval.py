@@ -107,6 +107,15 @@ def _linked_chunks(result: ContextResult) -> list[ContextChunk]:
     return [c for c in result.context if c.link_score > 0]
 
 
+def _linked_context(
+    engine: Engine, root: Path, settings: Settings, files: dict[str, str], diff: str
+) -> list[ContextChunk]:
+    """``files`` written and indexed, then the context a link found for ``diff``."""
+    _write(root, files)
+    _index(engine, root)
+    return _linked_chunks(_context(engine, root, settings, diff))
+
+
 def _linked(result: ContextResult) -> list[tuple[str, str | None]]:
     return [(c.file_path, c.symbol_name) for c in _linked_chunks(result)]
 
@@ -238,10 +247,7 @@ DIFF_LONG = "".join(
 def test_definitions_elsewhere_first_and_a_long_one_by_its_first_window(
     engine: Engine, settings: Settings, tmp_path: Path
 ) -> None:
-    _write(tmp_path, FILES_LONG)
-    _index(engine, tmp_path)
-    result = _context(engine, tmp_path, settings, DIFF_LONG)
-    linked = _linked_chunks(result)
+    linked = _linked_context(engine, tmp_path, settings, FILES_LONG, DIFF_LONG)
     names = [c.symbol_name for c in linked]
     scores = {c.symbol_name: c.link_score for c in linked}
     # a helper the diff's own file holds weighs less than what other files define
@@ -285,10 +291,7 @@ def test_a_bare_name_borne_once_outranks_one_that_two_definitions_share(
     engine: Engine, settings: Settings, tmp_path: Path
 ) -> None:
     """``deal`` has no declared type: both calls link by their bare names."""
-    _write(tmp_path, FILES_BARE)
-    _index(engine, tmp_path)
-    result = _context(engine, tmp_path, settings, DIFF_BARE)
-    linked = _linked_chunks(result)
+    linked = _linked_context(engine, tmp_path, settings, FILES_BARE, DIFF_BARE)
     scores = {(c.file_path, c.symbol_name): c.link_score for c in linked}
     assert scores[("shop/coupon.py", "apply_discount")] == pytest.approx(UNIQUE_NAME)
     shared = UNIQUE_NAME / 2**0.5
@@ -519,13 +522,7 @@ def test_every_overload_a_call_may_reach_is_linked_and_they_share_its_score(
     """``Guard`` is an extension method with two overloads (one qualified name, two
     bodies): the call is to one of them, so both are offered and share the bare name's
     score as two namesakes do. Only the first of them was offered before."""
-    _write(tmp_path, FILES_OVERLOADS)
-    _index(engine, tmp_path)
-    result = _context(engine, tmp_path, settings, DIFF_OVERLOADS)
-    guards = [
-        (c.start_line, c.link_score)
-        for c in _linked_chunks(result)
-        if c.file_path == "Shop/Guards.cs"
-    ]
+    linked = _linked_context(engine, tmp_path, settings, FILES_OVERLOADS, DIFF_OVERLOADS)
+    guards = [(c.start_line, c.link_score) for c in linked if c.file_path == "Shop/Guards.cs"]
     shared = pytest.approx(UNIQUE_NAME / 2**0.5)
     assert sorted(guards) == [(4, shared), (8, shared)]

@@ -35,8 +35,9 @@ class InvoiceDiscount:
 QUESTION = "where is the discount percentage applied to the invoice total"
 
 
-def _names(engine: Engine, question: str, k: int) -> list[str | None]:
-    hits = search_question(engine, "acme/invoices", question, HashEmbedder(), Settings(), k)
+def _names(engine: Engine) -> list[str | None]:
+    """The names of the question's first three answers."""
+    hits = search_question(engine, "acme/invoices", QUESTION, HashEmbedder(), Settings(), 3)
     return [h.symbol_name for h in hits]
 
 
@@ -50,13 +51,13 @@ def invoices(engine: Engine, tmp_path: Path) -> Engine:
 def test_the_method_a_question_is_about_ranks_before_its_class_outline(
     invoices: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    names = _names(invoices, QUESTION, 3)
+    names = _names(invoices)
     assert names[0] == "apply_discount", names
     assert "InvoiceDiscount" in names  # the outline still answers, after the method
 
     # its words alone rank the outline first: the discount is what puts the method ahead
     monkeypatch.setattr(weights, "OUTLINE_WEIGHT", 1.0)
-    assert _names(invoices, QUESTION, 3)[0] == "InvoiceDiscount"
+    assert _names(invoices)[0] == "InvoiceDiscount"
 
 
 def test_code_is_found_however_many_tests_match_the_question_first(
@@ -80,10 +81,11 @@ def test_code_is_found_however_many_tests_match_the_question_first(
     index_tree(engine, tmp_path, "acme/payments")
     settings = Settings(retrieval_per_signal=40, retrieval_signals=("lexical", "words"))
 
-    def first(question: str) -> str:
+    def first() -> str:
+        question = "refund a payment amount"
         hits = search_question(engine, "acme/payments", question, HashEmbedder(), settings, 1)
         return hits[0].file_path
 
-    assert first("refund a payment amount") == "payments.py"
+    assert first() == "payments.py"
     monkeypatch.setattr(retrieve, "QUESTION_DEPTH", 40)
-    assert first("refund a payment amount").startswith("tests/")
+    assert first().startswith("tests/")
