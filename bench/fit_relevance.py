@@ -32,7 +32,7 @@ import json
 import statistics
 import subprocess
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
 
@@ -49,8 +49,6 @@ from app.retrieval.relevance import (
 from bench.cochange_bench import HELD_OUT
 from bench.fit_ranking import BUDGETS, DEFAULT_WEIGHTS, hits, load, recall_at, recall_of
 
-LANGUAGES = ("python", "go", "typescript")
-
 
 def design(case: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     """The case's feature matrix and its labels (1: the candidate holds a target)."""
@@ -60,17 +58,21 @@ def design(case: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     return x.reshape(len(case["chunks"]), len(FEATURES)), y
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float) -> tuple[float, np.ndarray]:
-    """(intercept, coefficients) minimising the log loss plus ``l2`` / 2 * |coefficients|^2
-    (the intercept is not penalised)."""
+def fit_logistic(
+    x: np.ndarray, y: np.ndarray, l2: float, weights: np.ndarray | None = None
+) -> tuple[float, np.ndarray]:
+    """(intercept, coefficients) minimising the log loss, each candidate's by its weight
+    (1 unless ``weights`` says), plus ``l2`` / 2 * |coefficients|^2 (the intercept is not
+    penalised)."""
     a = np.hstack([np.ones((len(x), 1)), x])
+    sw = np.ones(len(y)) if weights is None else weights
     w = np.zeros(a.shape[1])
     penalty = np.full(a.shape[1], l2)
     penalty[0] = 0.0
     for _ in range(100):
         p = 1.0 / (1.0 + np.exp(-np.clip(a @ w, -35, 35)))
-        gradient = a.T @ (p - y) + penalty * w
-        hessian = (a * (p * (1 - p))[:, None]).T @ a + np.diag(penalty + 1e-9)
+        gradient = a.T @ (sw * (p - y)) + penalty * w
+        hessian = (a * (sw * p * (1 - p))[:, None]).T @ a + np.diag(penalty + 1e-9)
         step = np.linalg.solve(hessian, gradient)
         w -= step
         if np.abs(step).max() < 1e-9:
@@ -89,19 +91,45 @@ def ranked_by(case: dict[str, Any], model: RelevanceModel) -> dict[str, float]:
     return recall_of(case, scored(case["chunks"], case["changed"], model))
 
 
+def benchmark_weights(cases: Sequence[dict[str, Any]]) -> list[float]:
+    """Each case's weight in the fit, so that each benchmark weighs the same whatever its
+    number of cases (they average 1): structural cases outnumber co-change ones once
+    every linked language is benchmarked, and unweighted they pulled the linked code
+    ahead of what must change with it (bench/RESULTS.md, "One model for every language")."""
+    counts = Counter(c["benchmark"] for c in cases)
+    return [len(cases) / (len(counts) * counts[c["benchmark"]]) for c in cases]
+
+
+def fit_cases(
+    cases: Sequence[dict[str, Any]],
+    data: Sequence[tuple[np.ndarray, np.ndarray]],
+    l2: float,
+    balance: bool,
+) -> tuple[float, np.ndarray]:
+    """The model fitted on ``cases`` (``data``: their ``design``), each benchmark weighing
+    the same when ``balance``."""
+    x, y = np.vstack([d[0] for d in data]), np.concatenate([d[1] for d in data])
+    if not balance:
+        return fit_logistic(x, y, l2)
+    per_case = benchmark_weights(cases)
+    weights = np.concatenate([np.full(len(d[1]), w) for d, w in zip(data, per_case, strict=True)])
+    return fit_logistic(x, y, l2, weights)
+
+
 def held_out(
     cases: Sequence[dict[str, Any]],
     l2: float,
     exponents: Sequence[float],
     min_tokens: int = MIN_TOKENS,
+    balance: bool = False,
 ) -> dict[float, list[tuple[dict[str, Any], dict[str, float]]]]:
     """Per exponent, each case's metrics under a model fitted without its repository."""
     data = [design(c) for c in cases]
     out: dict[float, list[tuple[dict[str, Any], dict[str, float]]]] = defaultdict(list)
     for repo in sorted({c["repo"] for c in cases}):
-        train = [d for c, d in zip(cases, data, strict=True) if c["repo"] != repo]
-        intercept, coefficients = fit_logistic(
-            np.vstack([x for x, _ in train]), np.concatenate([y for _, y in train]), l2
+        train = [i for i, c in enumerate(cases) if c["repo"] != repo]
+        intercept, coefficients = fit_cases(
+            [cases[i] for i in train], [data[i] for i in train], l2, balance
         )
         for case in (c for c in cases if c["repo"] == repo):
             for exponent in exponents:
@@ -115,9 +143,8 @@ def table(rows: Sequence[tuple[dict[str, Any], dict[str, float]]], label: str) -
         mine = [(c, m) for c, m in rows if c["benchmark"] == benchmark]
         cells = [statistics.mean(m[k] for _, m in mine) for k in (*_budget_keys(), "MRR")]
         languages = [
-            statistics.mean(m["R@4000"] for c, m in mine if c["language"] == lang)
-            for lang in LANGUAGES
-            if any(c["language"] == lang for c, _ in mine)
+            f"{lang} {statistics.mean(m['R@4000'] for c, m in mine if c['language'] == lang):.2f}"
+            for lang in sorted({c["language"] for c, _ in mine})
         ]
         # costed by line ranges, where the dumps say what each candidate's range costs
         lines = [
@@ -129,7 +156,7 @@ def table(rows: Sequence[tuple[dict[str, Any], dict[str, float]]], label: str) -
             f"| {label} | {benchmark} | {len(mine)} | "
             + " | ".join(f"{v:.3f}" for v in cells)
             + " | "
-            + " / ".join(f"{v:.2f}" for v in languages)
+            + ", ".join(languages)
             + " | "
             + " / ".join(f"{v:.3f}" for v in lines)
             + " |"
@@ -150,6 +177,9 @@ def main() -> None:
     parser.add_argument("--min-tokens", type=int, default=MIN_TOKENS, help="size floor")
     parser.add_argument("--write", help="store the model and its provenance in this file")
     parser.add_argument("--embedder", default="hash", help="the dumps' embedder (recorded)")
+    parser.add_argument(
+        "--balance", action="store_true", help="each benchmark weighs the same in the fit"
+    )
     args = parser.parse_args()
     cases = [c for c in load(args.dumps) if c["benchmark"] != "question"]
     held = sorted({c["repo"] for c in cases} & HELD_OUT)
@@ -160,16 +190,16 @@ def main() -> None:
         raise SystemExit(f"{len(missing)} cases name no touched files (old dumps): rerun them")
     exponents = [float(e) for e in args.exponents.split(",")]
     heads = " | ".join([*_budget_keys(), "MRR"])
-    print(f"| ranking | benchmark | cases | {heads} | R@4000 py / go / ts | lines R@B |")
+    print(f"| ranking | benchmark | cases | {heads} | R@4000 per language | lines R@B |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     weighted = [(c, recall_at(c, DEFAULT_WEIGHTS)) for c in cases]
     table(weighted, "RankingWeights (fitted on these cases)")
-    judged = held_out(cases, args.l2, exponents, args.min_tokens)
+    judged = held_out(cases, args.l2, exponents, args.min_tokens, args.balance)
     for exponent, rows in judged.items():
         table(rows, f"relevance, size^{exponent:g}, held out")
     data = [design(c) for c in cases]
-    x, y = np.vstack([d[0] for d in data]), np.concatenate([d[1] for d in data])
-    intercept, coefficients = fit_logistic(x, y, args.l2)
+    intercept, coefficients = fit_cases(cases, data, args.l2, args.balance)
+    y = np.concatenate([d[1] for d in data])
     print(f"\n{len(y)} candidates, {int(y.sum())} hold a target; fitted on all:\n")
     print(f"intercept={intercept:.4f},")
     print("coefficients={")
@@ -222,6 +252,7 @@ def provenance(
         "l2": args.l2,
         "size_exponent": float(args.exponents.split(",")[0]),
         "min_tokens": args.min_tokens,
+        "benchmarks_weigh_the_same": args.balance,
         "held_out_by_repository": figures,
     }
 

@@ -22,7 +22,7 @@ from app.retrieval.relevance import (
     path_words,
     scored,
 )
-from bench.fit_relevance import fit_logistic
+from bench.fit_relevance import benchmark_weights, fit_logistic
 
 
 def chunk(
@@ -145,3 +145,22 @@ def test_the_fit_recovers_the_model_that_made_the_labels() -> None:
     # a penalty pulls the coefficients toward zero, never the intercept alone
     _, shrunk = fit_logistic(x, y, l2=20_000.0)
     assert np.all(np.abs(shrunk) < np.abs(coefficients))
+
+
+def test_a_candidate_weighing_two_counts_as_if_it_were_there_twice() -> None:
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(500, 2))
+    y = (rng.random(500) < 1 / (1 + np.exp(-x @ np.array([1.0, -1.0])))).astype(float)
+    weights = np.where(np.arange(500) < 100, 2.0, 1.0)
+    doubled = fit_logistic(np.vstack([x, x[:100]]), np.concatenate([y, y[:100]]), l2=0.33)
+    weighted = fit_logistic(x, y, l2=0.33, weights=weights)
+    assert weighted[0] == pytest.approx(doubled[0], abs=1e-6)
+    assert weighted[1] == pytest.approx(doubled[1], abs=1e-6)
+    assert not np.allclose(fit_logistic(x, y, l2=0.33)[1], doubled[1], atol=1e-3)
+
+
+def test_each_benchmark_weighs_the_same_whatever_its_number_of_cases() -> None:
+    cases = [{"benchmark": "structural"}] * 30 + [{"benchmark": "cochange"}] * 10
+    weights = benchmark_weights(cases)
+    assert sum(weights[:30]) == pytest.approx(sum(weights[30:])) == pytest.approx(20.0)
+    assert sum(weights) == pytest.approx(len(cases))  # they average 1
