@@ -12,7 +12,12 @@ them), the ones a symbol graph cannot find; "lines R@B" costs each item by its w
 line range (ceil(chars/4) of lines start..end), not by what the product shows of it
 (an excerpt). Retrievers: reviewbot (all signals), each signal left out and each alone
 (ablation), and BM25 over tree-sitter definitions of the parent (the given file, tests,
-docs and examples left out), queried with the given file's diff.
+docs and examples left out), queried with the given file's diff: "BM25" over every
+definition, a class whole with its methods, and "BM25 functions" over functions and
+methods, a class holding methods left to them (``recall_bench.function_chunks``): the
+units the product ranks. A whole class is one item that hits every method in it, so
+"BM25"'s R@10 and MRR count items no function-level ranking can match; its R@B pays
+for the whole class.
 
     python -m bench.cochange_bench --out DIR [--embedder hash|local] [--repos R,..]
     python -m bench.cochange_bench --out DIR --report   # the tables of what DIR holds
@@ -43,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.cochange_cases import CoChangeCase, case_key, mine_cochange, pinned_case
-from bench.recall_bench import _recall, bm25_items, score, span_cost
+from bench.recall_bench import BM25_FUNCTIONS, _recall, bm25_items, score, span_cost
 from bench.recall_cases import Item, git
 from bench.retrieval_runner import ProductRunner, dump, print_timings, ranked, retrievers
 
@@ -198,6 +203,9 @@ def main() -> None:
                         git_dir, "diff", "--no-renames", case.parent, case.commit, "--", case.given
                     )
                     results["BM25"] = bm25_items(git_dir, case.parent, language, {case.given}, diff)
+                    results[BM25_FUNCTIONS] = bm25_items(
+                        git_dir, case.parent, language, {case.given}, diff, functions_only=True
+                    )
                     for retriever, items in results.items():
                         rows.append(
                             {
@@ -296,13 +304,13 @@ def report(rows: list[dict[str, Any]], timings: dict[str, list[float]], embedder
         sample = "held out" if r.get("held_out") else "in sample"
         groups[(r["retriever"], sample)].append(r)
         groups[(r["retriever"], f"{sample} {r['language']}")].append(r)
-    for retriever in [*retrievers(), "BM25"]:
+    for retriever in [*retrievers(), "BM25", BM25_FUNCTIONS]:
         scopes = tuple(
             f"{sample}{lang}"
             for sample in ("held out", "in sample")
             for lang in ("", " python", " go", " typescript")
         )
-        if retriever not in {"reviewbot", "BM25"}:
+        if retriever not in {"reviewbot", "BM25", BM25_FUNCTIONS}:
             scopes = ("held out", "in sample")
         for scope in scopes:
             group = groups.get((retriever, scope), [])

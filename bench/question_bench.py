@@ -7,7 +7,8 @@ A case is a first-parent commit (a merge: against its first parent) that changes
 functions in source files of one language (tests, docs and examples excluded) and whose
 subject is a sentence (at least four words; no "Merge", "Bump", "Release" or version
 lines; a trailing "(#123)" and a "fix:"-style prefix are dropped). The index is at the
-commit's parent. Retrievers: BM25 over tree-sitter definitions (the benchmark's own),
+commit's parent. Retrievers: BM25 over tree-sitter definitions (the benchmark's own;
+"BM25 functions": over functions and methods only, as ``bench/cochange_bench.py`` says),
 the product's lexical signal (BM25 over names, references and summaries), its vector
 signal (the embedder chosen), and both fused as ``/ask`` fuses them. Scored: MRR (1 /
 rank of the first changed function found) and R@10. Cases are mined back from the
@@ -33,7 +34,7 @@ from typing import Any
 
 from bench.cochange_bench import HELD_OUT, REPOS
 from bench.cochange_cases import changed_functions, old_side_lines
-from bench.recall_bench import PINNED_HEADS, bm25_items, hits
+from bench.recall_bench import BM25_FUNCTIONS, PINNED_HEADS, bm25_items, hits
 from bench.recall_cases import LANGS, SECONDARY, Definition, Item, git, git_bytes, parse
 from bench.retrieval_runner import ProductRunner, dump, masked
 
@@ -145,6 +146,9 @@ def main() -> None:
                     results["BM25"] = bm25_items(
                         git_dir, case.parent, language, set(), case.question
                     )
+                    results[BM25_FUNCTIONS] = bm25_items(
+                        git_dir, case.parent, language, set(), case.question, functions_only=True
+                    )
                     for retriever, items in results.items():
                         rows.append(
                             {
@@ -228,7 +232,7 @@ def report(rows: list[dict[str, Any]], embedder: str) -> None:
         sample = "held out" if r.get("held_out") else "in sample"
         groups[(r["retriever"], sample)].append(r)
         groups[(r["retriever"], f"{sample} {r['language']}")].append(r)
-    for retriever in [*QUESTION_RETRIEVERS, "BM25"]:
+    for retriever in [*QUESTION_RETRIEVERS, "BM25", BM25_FUNCTIONS]:
         for scope in (
             f"{sample}{lang}"
             for sample in ("held out", "in sample")

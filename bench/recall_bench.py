@@ -14,7 +14,9 @@ way ``reviewbot context`` reads it, and each retriever returns a ranked list. Sc
 
 An item of a class chunk hits only a target starting at the class itself (it carries the
 member signatures, not their bodies). Retrievers: reviewbot (all signals), each signal
-alone (ablation), and BM25 over tree-sitter function chunks of the parent commit.
+alone (ablation), and BM25 over tree-sitter definitions of the parent commit: "BM25"
+over every definition (a class whole), "BM25 functions" over functions and methods
+(``function_chunks``; see ``bench/cochange_bench.py``).
 
 Mirrors come from the ``fetch`` tool (bare repositories under /work/.mirror). Run:
 
@@ -144,14 +146,53 @@ def words(text: str) -> list[str]:
     return out
 
 
-def bm25(case: Case, git_dir: str) -> list[Item]:
+def bm25(case: Case, git_dir: str, functions_only: bool = False) -> list[Item]:
     """BM25 for a structural case: the diff of the files the commit touches (its added,
     removed and context lines) against every function of the parent commit outside them."""
     touched = sorted({c.split(":")[0] for c in case.changed})
     diff = git_bytes(git_dir, "diff", "--no-renames", case.parent, case.commit, "--", *touched)
     return bm25_items(
-        git_dir, case.parent, case.language, set(touched), diff.decode("utf-8", "replace")
+        git_dir,
+        case.parent,
+        case.language,
+        set(touched),
+        diff.decode("utf-8", "replace"),
+        functions_only=functions_only,
     )
+
+
+#: Syntax nodes of a function, a method or a constructor, in every benchmarked language.
+FUNCTION_KINDS = frozenset(
+    {
+        "function_definition",
+        "function_declaration",
+        "function_item",
+        "method_declaration",
+        "method_definition",
+        "constructor_declaration",
+        "method",
+        "singleton_method",
+    }
+)
+#: The second baseline's name: BM25 over function chunks (``function_chunks``).
+BM25_FUNCTIONS = "BM25 functions"
+
+
+def function_chunks(definitions: Sequence[Definition]) -> list[Definition]:
+    """The definitions a function-level index holds: a type that holds functions (a class
+    with methods, an ``impl``) is left out and its functions stand for it; a type holding
+    none (fields only, an enum, a struct) stays. Pure.
+
+    Whole, such a type is one item holding every method: it is a target's "hit" for any of
+    its methods, so its first hit and R@10 count items no function-level retriever can
+    match (bench/RESULTS.md, "Whose first hit: a class or a function")."""
+    functions = [d for d in definitions if d.kind in FUNCTION_KINDS]
+    return [
+        d
+        for d in definitions
+        if d.kind in FUNCTION_KINDS
+        or not any(d.start <= f.start and f.end <= d.end and f != d for f in functions)
+    ]
 
 
 def bm25_items(
@@ -162,18 +203,21 @@ def bm25_items(
     query_text: str,
     k1: float = 1.2,
     b: float = 0.75,
+    functions_only: bool = False,
 ) -> list[Item]:
     """Okapi BM25 over tree-sitter definitions at ``commit`` (files in ``exclude``, tests,
     docs and examples left out: no target is one), code words split as identifiers, best
     first, overlaps dropped, at most 200. Queried with a diff's text, it is the strongest
-    plain BM25 of those tried (bench/RESULTS.md): a baseline that does not flatter."""
+    plain BM25 of those tried (bench/RESULTS.md): a baseline that does not flatter.
+    ``functions_only``: over ``function_chunks``, the units the product ranks."""
     snapshot = Snapshot(git_dir, commit, language)
     docs: list[tuple[Definition, Counter[str], int]] = []
     for path, parsed in snapshot.files.items():
         if path in exclude or SECONDARY.search(path):
             continue
         lines = _file_lines(git_dir, commit, path)
-        for d in parsed.definitions:
+        kept = function_chunks(parsed.definitions) if functions_only else parsed.definitions
+        for d in kept:
             text = "\n".join(lines[d.start - 1 : d.end])
             docs.append((d, Counter(words(text)), len(text)))
     if not docs:
@@ -268,6 +312,7 @@ def main() -> None:
                         for name, signals in retrievers().items()
                     }
                     results["BM25"] = bm25(case, git_dir)
+                    results[BM25_FUNCTIONS] = bm25(case, git_dir, functions_only=True)
                     for retriever, items in results.items():
                         rows.append(
                             {
@@ -316,14 +361,14 @@ def report(rows: list[dict[str, object]], timings: dict[str, list[float]], embed
         sample = "held out" if r.get("held_out") else "in sample"
         groups[(str(r["retriever"]), sample)].append(r)
         groups[(str(r["retriever"]), f"{sample} {r['language']}")].append(r)
-    order = [*retrievers(), "BM25"]
+    order = [*retrievers(), "BM25", BM25_FUNCTIONS]
     for retriever in order:
         scopes = tuple(
             f"{sample}{lang}"
             for sample in ("held out", "in sample")
             for lang in ("", " python", " go", " typescript")
         )
-        if retriever not in {"reviewbot", "BM25"}:
+        if retriever not in {"reviewbot", "BM25", BM25_FUNCTIONS}:
             scopes = ("held out", "in sample")
         for scope in scopes:
             group = groups.get((retriever, scope), [])
