@@ -93,9 +93,9 @@ def ranked_by(case: dict[str, Any], model: RelevanceModel) -> dict[str, float]:
 
 def benchmark_weights(cases: Sequence[dict[str, Any]]) -> list[float]:
     """Each case's weight in the fit, so that each benchmark weighs the same whatever its
-    number of cases (they average 1): structural cases outnumber co-change ones once
-    every linked language is benchmarked, and unweighted they pulled the linked code
-    ahead of what must change with it (bench/RESULTS.md, "One model for every language")."""
+    number of cases (they average 1): unweighted, the mix of dumps given sets the trade
+    between linked code and what must change with it (bench/RESULTS.md, "One model for
+    every language")."""
     counts = Counter(c["benchmark"] for c in cases)
     return [len(cases) / (len(counts) * counts[c["benchmark"]]) for c in cases]
 
