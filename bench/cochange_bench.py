@@ -50,7 +50,14 @@ from typing import Any
 from bench.cochange_cases import CoChangeCase, case_key, mine_cochange, pinned_case
 from bench.recall_bench import BM25_FUNCTIONS, _recall, bm25_items, score, span_cost
 from bench.recall_cases import Item, git
-from bench.retrieval_runner import ProductRunner, dump, print_timings, ranked, retrievers
+from bench.retrieval_runner import (
+    ProductRunner,
+    dump,
+    print_timings,
+    ranked,
+    repeatable,
+    retrievers,
+)
 
 REPOS = [
     ("encode/httpx", "python"),
@@ -149,6 +156,7 @@ def case_scores(items: list[Item], case: CoChangeCase) -> dict[str, Any]:
 
 
 def main() -> None:
+    repeatable()
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

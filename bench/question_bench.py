@@ -36,7 +36,7 @@ from bench.cochange_bench import HELD_OUT, REPOS
 from bench.cochange_cases import changed_functions, old_side_lines
 from bench.recall_bench import BM25_FUNCTIONS, PINNED_HEADS, bm25_items, hits
 from bench.recall_cases import LANGS, SECONDARY, Definition, Item, git, git_bytes, parse
-from bench.retrieval_runner import ProductRunner, dump, masked
+from bench.retrieval_runner import ProductRunner, dump, masked, repeatable
 
 _SKIP = re.compile(r"^(merge|bump|release|version|v?\d+\.\d+|revert|update (changelog|deps))", re.I)
 _PREFIX = re.compile(r"^[a-z]+(\([^)]*\))?!?:\s*")
@@ -103,6 +103,7 @@ def scores(items: list[Item], targets: list[Definition]) -> dict[str, float]:
 
 
 def main() -> None:
+    repeatable()
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

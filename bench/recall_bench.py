@@ -38,7 +38,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from bench.recall_cases import SECONDARY, Case, Definition, Item, Snapshot, git_bytes, mine
-from bench.retrieval_runner import ProductRunner, dump, print_timings, ranked, retrievers
+from bench.retrieval_runner import (
+    ProductRunner,
+    dump,
+    print_timings,
+    ranked,
+    repeatable,
+    retrievers,
+)
 
 REPOS = [
     ("encode/httpx", "python"),
@@ -208,8 +215,10 @@ def bm25_items(
     """Okapi BM25 over tree-sitter definitions at ``commit`` (files in ``exclude``, tests,
     docs and examples left out: no target is one), code words split as identifiers, best
     first, overlaps dropped, at most 200. Queried with a diff's text, it is the strongest
-    plain BM25 of those tried (bench/RESULTS.md): a baseline that does not flatter.
-    ``functions_only``: over ``function_chunks``, the units the product ranks."""
+    plain BM25 of those tried (bench/RESULTS.md). Over every definition, a class whole is
+    one item: its R@B pays for the whole class, and its R@10 and MRR count it a hit for
+    any method in it; ``functions_only`` ranks ``function_chunks``, the units the product
+    ranks."""
     snapshot = Snapshot(git_dir, commit, language)
     docs: list[tuple[Definition, Counter[str], int]] = []
     for path, parsed in snapshot.files.items():
@@ -270,6 +279,7 @@ def span_cost(git_dir: str, commit: str) -> Callable[[str, int, int], int]:
 
 
 def main() -> None:
+    repeatable()
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
