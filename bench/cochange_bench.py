@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.cochange_cases import CoChangeCase, case_key, mine_cochange, pinned_case
-from bench.recall_bench import BM25_FUNCTIONS, _recall, bm25_items, score, span_cost
+from bench.recall_bench import BASELINES, _recall, bm25_baselines, score, span_cost
 from bench.recall_cases import Item, git
 from bench.retrieval_runner import (
     ProductRunner,
@@ -210,9 +210,8 @@ def main() -> None:
                     diff = git(
                         git_dir, "diff", "--no-renames", case.parent, case.commit, "--", case.given
                     )
-                    results["BM25"] = bm25_items(git_dir, case.parent, language, {case.given}, diff)
-                    results[BM25_FUNCTIONS] = bm25_items(
-                        git_dir, case.parent, language, {case.given}, diff, functions_only=True
+                    results.update(
+                        bm25_baselines(git_dir, case.parent, language, {case.given}, diff)
                     )
                     for retriever, items in results.items():
                         rows.append(
@@ -312,13 +311,13 @@ def report(rows: list[dict[str, Any]], timings: dict[str, list[float]], embedder
         sample = "held out" if r.get("held_out") else "in sample"
         groups[(r["retriever"], sample)].append(r)
         groups[(r["retriever"], f"{sample} {r['language']}")].append(r)
-    for retriever in [*retrievers(), "BM25", BM25_FUNCTIONS]:
+    for retriever in [*retrievers(), *BASELINES]:
         scopes = tuple(
             f"{sample}{lang}"
             for sample in ("held out", "in sample")
             for lang in ("", " python", " go", " typescript")
         )
-        if retriever not in {"reviewbot", "BM25", BM25_FUNCTIONS}:
+        if retriever not in {"reviewbot", *BASELINES}:
             scopes = ("held out", "in sample")
         for scope in scopes:
             group = groups.get((retriever, scope), [])

@@ -34,7 +34,7 @@ from typing import Any
 
 from bench.cochange_bench import HELD_OUT, REPOS
 from bench.cochange_cases import changed_functions, old_side_lines
-from bench.recall_bench import BM25_FUNCTIONS, PINNED_HEADS, bm25_items, hits
+from bench.recall_bench import BASELINES, PINNED_HEADS, bm25_baselines, hits
 from bench.recall_cases import LANGS, SECONDARY, Definition, Item, git, git_bytes, parse
 from bench.retrieval_runner import ProductRunner, dump, masked, repeatable
 
@@ -144,11 +144,8 @@ def main() -> None:
                         name: question_items(chunks, signals)
                         for name, signals in QUESTION_RETRIEVERS.items()
                     }
-                    results["BM25"] = bm25_items(
-                        git_dir, case.parent, language, set(), case.question
-                    )
-                    results[BM25_FUNCTIONS] = bm25_items(
-                        git_dir, case.parent, language, set(), case.question, functions_only=True
+                    results.update(
+                        bm25_baselines(git_dir, case.parent, language, set(), case.question)
                     )
                     for retriever, items in results.items():
                         rows.append(
@@ -233,7 +230,7 @@ def report(rows: list[dict[str, Any]], embedder: str) -> None:
         sample = "held out" if r.get("held_out") else "in sample"
         groups[(r["retriever"], sample)].append(r)
         groups[(r["retriever"], f"{sample} {r['language']}")].append(r)
-    for retriever in [*QUESTION_RETRIEVERS, "BM25", BM25_FUNCTIONS]:
+    for retriever in [*QUESTION_RETRIEVERS, *BASELINES]:
         for scope in (
             f"{sample}{lang}"
             for sample in ("held out", "in sample")

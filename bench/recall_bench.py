@@ -153,18 +153,14 @@ def words(text: str) -> list[str]:
     return out
 
 
-def bm25(case: Case, git_dir: str, functions_only: bool = False) -> list[Item]:
-    """BM25 for a structural case: the diff of the files the commit touches (its added,
-    removed and context lines) against every function of the parent commit outside them."""
+def bm25(case: Case, git_dir: str) -> dict[str, list[Item]]:
+    """The BM25 baselines for a structural case (``bm25_baselines``): the diff of the files
+    the commit touches (its added, removed and context lines) against every definition of
+    the parent commit outside them."""
     touched = sorted({c.split(":")[0] for c in case.changed})
     diff = git_bytes(git_dir, "diff", "--no-renames", case.parent, case.commit, "--", *touched)
-    return bm25_items(
-        git_dir,
-        case.parent,
-        case.language,
-        set(touched),
-        diff.decode("utf-8", "replace"),
-        functions_only=functions_only,
+    return bm25_baselines(
+        git_dir, case.parent, case.language, set(touched), diff.decode("utf-8", "replace")
     )
 
 
@@ -183,6 +179,8 @@ FUNCTION_KINDS = frozenset(
 )
 #: The second baseline's name: BM25 over function chunks (``function_chunks``).
 BM25_FUNCTIONS = "BM25 functions"
+#: The baselines every retrieval benchmark ranks beside reviewbot (``bm25_baselines``).
+BASELINES = ("BM25", BM25_FUNCTIONS)
 
 
 def function_chunks(definitions: Sequence[Definition]) -> list[Definition]:
@@ -257,6 +255,18 @@ def bm25_items(
     return items
 
 
+def bm25_baselines(
+    git_dir: str, commit: str, language: str, exclude: set[str], query_text: str
+) -> dict[str, list[Item]]:
+    """``BASELINES`` for one query: BM25 over every definition and over function chunks."""
+    return {
+        "BM25": bm25_items(git_dir, commit, language, exclude, query_text),
+        BM25_FUNCTIONS: bm25_items(
+            git_dir, commit, language, exclude, query_text, functions_only=True
+        ),
+    }
+
+
 _LINES: dict[tuple[str, str], list[str]] = {}
 
 
@@ -321,8 +331,7 @@ def main() -> None:
                         )
                         for name, signals in retrievers().items()
                     }
-                    results["BM25"] = bm25(case, git_dir)
-                    results[BM25_FUNCTIONS] = bm25(case, git_dir, functions_only=True)
+                    results.update(bm25(case, git_dir))
                     for retriever, items in results.items():
                         rows.append(
                             {
@@ -371,14 +380,14 @@ def report(rows: list[dict[str, object]], timings: dict[str, list[float]], embed
         sample = "held out" if r.get("held_out") else "in sample"
         groups[(str(r["retriever"]), sample)].append(r)
         groups[(str(r["retriever"]), f"{sample} {r['language']}")].append(r)
-    order = [*retrievers(), "BM25", BM25_FUNCTIONS]
+    order = [*retrievers(), *BASELINES]
     for retriever in order:
         scopes = tuple(
             f"{sample}{lang}"
             for sample in ("held out", "in sample")
             for lang in ("", " python", " go", " typescript")
         )
-        if retriever not in {"reviewbot", "BM25", BM25_FUNCTIONS}:
+        if retriever not in {"reviewbot", *BASELINES}:
             scopes = ("held out", "in sample")
         for scope in scopes:
             group = groups.get((retriever, scope), [])
