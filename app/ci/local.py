@@ -9,12 +9,12 @@ and its archive is ``git archive``; everything else, and every commit the clone 
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 from typing import IO, Any
 
 from app.forge.protocol import RepoHost
 from app.git import GitError, LocalRepo, run_git
+from app.git_archive import archive_as_committed
 from app.indexing.archive import ArchiveTooLarge
 
 OBJECT_ID = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
@@ -54,11 +54,11 @@ class LocalFirst:
 
 
 def git_archive(local: LocalRepo, commit: str, into: IO[bytes], max_bytes: int) -> int:
-    """``git archive`` of ``commit`` (a top folder, as the hosts' archives have one)
-    streamed into ``into``; ``ArchiveTooLarge`` past ``max_bytes``."""
-    command = ["git", "-C", str(local.root), "archive", "--format=tar", "--prefix=tree/", commit]
+    """``git archive`` of ``commit`` as committed (``app/git_archive.py``; a top folder,
+    as the hosts' archives have one) streamed into ``into``; ``ArchiveTooLarge`` past
+    ``max_bytes``."""
     written = 0
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+    with archive_as_committed(local.root, commit, prefix="tree/") as proc:
         assert proc.stdout is not None
         while chunk := proc.stdout.read(CHUNK_BYTES):
             written += len(chunk)

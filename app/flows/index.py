@@ -17,8 +17,8 @@ from app.db.queries.repositories import (
 )
 from app.forge.models import ChangedFile
 from app.forge.protocol import ForgeError, RepoHost
-from app.git import GitError, clone_path
-from app.indexing.archive import TarballSource, archive_limits
+from app.git import GitError, LocalRepo, clone_path
+from app.indexing.archive import ArchiveLimits, GitArchiveSource, TarballSource, archive_limits
 from app.indexing.changed_files import ChangedFilesSource
 from app.indexing.embedder import select_embedder
 from app.indexing.history import HistoryLimits, mine_history
@@ -31,22 +31,58 @@ from app.logs import kv
 from app.runtime import Runtime
 
 log = logging.getLogger(__name__)
+#: How the index read the tree, as the log says it.
+_SOURCES: dict[type, str] = {ChangedFilesSource: "compare", GitArchiveSource: "clone"}
 INDEX_LOCK_WAIT_SECONDS = 600.0
 
 
-def index_at(run: Runtime, api: RepoHost, repo: str, ref: str, full: bool = False) -> IndexReport:
+def index_at(
+    run: Runtime,
+    api: RepoHost,
+    repo: str,
+    ref: str,
+    full: bool = False,
+    clone: LocalRepo | None = None,
+) -> IndexReport:
     """Index ``repo`` as of ``ref``. After a first index, only the files changed since the
     commit last indexed are fetched (``changes_since``); otherwise, or when that cannot be
-    trusted, the tarball is streamed member by member (nothing is unpacked to disk).
-    Either way unchanged content costs a hash at most; only changed content is chunked,
-    summarised and embedded. ``.reviewbot.toml`` is read from the same ref."""
+    trusted, the whole tree is read: from the history's clone (``clone``, else the one on
+    disk) when it holds the commit, else from the host's tarball, streamed member by
+    member (nothing is unpacked to disk). The host's tarball leaves out what the tree's
+    ``.gitattributes`` marks ``export-ignore`` (tests and docs, in many packages); the
+    clone is read as committed (``app/git_archive.py``). Either way unchanged content
+    costs a hash at most; only changed content is chunked, summarised and embedded.
+    ``.reviewbot.toml`` is read from the same ref."""
     source: FileSource | None = None if full else changes_since(run, api, repo, ref)
+    limits = archive_limits(run.settings)
+    local = clone or _clone_on_disk(run, repo)
+    if source is None and local is not None:
+        source = _from_clone(local, api.commit_sha(ref), limits)
     with tempfile.TemporaryFile(prefix="tarball-") as spool:
         if source is None:  # the tarball, spooled to disk as it downloads: never in memory
-            limits = archive_limits(run.settings)
             api.download_tarball(ref, spool, limits.max_total_bytes)
             source = TarballSource(f"{repo}@{ref}", spool, api.content(CONFIG_FILE, ref), limits)
         return _index(run, repo, ref, source)
+
+
+def _clone_on_disk(run: Runtime, repo: str) -> LocalRepo | None:
+    """The bare clone an earlier history fetch left (``update_history``), if any."""
+    with contextlib.suppress(GitError):  # a name that cannot be a clone's
+        path = clone_path(run.settings.data_dir, repo)
+        if (path / "HEAD").is_file():
+            return LocalRepo(path)
+    return None
+
+
+def _from_clone(clone: LocalRepo, commit: str, limits: ArchiveLimits) -> GitArchiveSource | None:
+    """``commit`` read from ``clone``, when the clone holds it (a shallow history fetch
+    holds its newest commits' trees whole)."""
+    try:
+        clone.resolve(commit)
+        config = clone.read(commit, CONFIG_FILE)
+    except GitError:
+        return None
+    return GitArchiveSource(str(clone.root), commit, config, limits)
 
 
 def _index(run: Runtime, repo: str, ref: str, source: FileSource) -> IndexReport:
@@ -72,7 +108,7 @@ def _index(run: Runtime, repo: str, ref: str, source: FileSource) -> IndexReport
             "index.done",
             repo=repo,
             ref=ref,
-            source="compare" if isinstance(source, ChangedFilesSource) else "tarball",
+            source=_SOURCES.get(type(source), "tarball"),
             changed=report.files_changed,
             chunks_added=report.chunks_added,
         )
@@ -137,8 +173,10 @@ def index_repository(run: Runtime, repo: str, installation_id: int, full: bool) 
     branch = api.default_branch()
     with run.engine.begin() as conn:
         repository_id(conn, repo, installation_id=installation_id, default_branch=branch)
-    report = index_at(run, api, repo, branch, full=full)
-    update_history(run, repo, installation_id, branch)
+    fetched = _fetch_history(run, repo, installation_id, branch)  # first: the index reads it
+    report = index_at(run, api, repo, branch, full=full, clone=fetched[0] if fetched else None)
+    if fetched is not None:
+        _mine(run, repo, *fetched)
     return report
 
 
@@ -146,20 +184,36 @@ def update_history(run: Runtime, repo: str, installation_id: int, branch: str) -
     """Fetch the default branch's new commits (a bare shallow clone under the data
     directory, made on first use) and mine them for the co-change signal. History is an
     extra: when it cannot be had, the index stands and the next push tries again."""
+    fetched = _fetch_history(run, repo, installation_id, branch)
+    if fetched is not None:
+        _mine(run, repo, *fetched)
+
+
+def _fetch_history(
+    run: Runtime, repo: str, installation_id: int, branch: str
+) -> tuple[LocalRepo, str] | None:
+    """The clone with ``branch``'s new commits fetched, and its head; None (logged) when
+    history is off or cannot be had."""
     settings = run.settings
     if settings.history_days <= 0:
-        return
+        return None
     try:
         with run.engine.begin() as conn:
             newest = newest_mined(conn, repo)
         into = clone_path(settings.data_dir, repo)
-        clone, head = run.host.fetch_history(
+        return run.host.fetch_history(
             installation_id, repo, branch, into, settings.history_days, newest
         )
-        mine_history(
-            run.engine, repo, clone, head, HistoryLimits(max_commits=settings.history_max_commits)
-        )
-    except (GitError, ForgeError, IndexBusy) as exc:
+    except (GitError, ForgeError) as exc:
+        log.warning(kv("history.skipped", repo=repo, error=exc))
+        return None
+
+
+def _mine(run: Runtime, repo: str, clone: LocalRepo, head: str) -> None:
+    limits = HistoryLimits(max_commits=run.settings.history_max_commits)
+    try:
+        mine_history(run.engine, repo, clone, head, limits)
+    except (GitError, IndexBusy) as exc:
         log.warning(kv("history.skipped", repo=repo, error=exc))
 
 

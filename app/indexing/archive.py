@@ -15,15 +15,17 @@ member count raises ``ArchiveTooLarge`` before any more is decompressed. Every e
 from __future__ import annotations
 
 import posixpath
-import subprocess
 import tarfile
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO
 
 from app.config import Settings
 from app.errors import ReviewbotError
+from app.git import LocalRepo
+from app.git_archive import archive_as_committed, oversized_blobs
 from app.indexing.source_tree import RepoConfig, TreeFile, pruned, repo_config_from
 
 GIB = 1024**3
@@ -187,19 +189,16 @@ def _entry(
     path = member_path(member.name, strip_top)
     mtime_ns = int(member.mtime) * 1_000_000_000
 
-    def unread() -> bytes:
-        return b""
-
     if path is None:
-        return TreeFile(member.name, 0, mtime_ns, unread, skipped="unsafe path")
+        return TreeFile(member.name, 0, mtime_ns, _unread, skipped="unsafe path")
     if pruned(tuple(path.split("/")[:-1])) or not config.wants(path):
         return None
     kind = _kind(member)
     if kind is not None:
-        return TreeFile(path, 0, mtime_ns, unread, skipped=kind)
+        return TreeFile(path, 0, mtime_ns, _unread, skipped=kind)
     if member.size > config.max_file_bytes:
-        reason = f"too large ({member.size} bytes > {config.max_file_bytes})"
-        return TreeFile(path, member.size, mtime_ns, unread, skipped=reason)
+        reason = _too_large(member.size, config)
+        return TreeFile(path, member.size, mtime_ns, _unread, skipped=reason)
 
     def read() -> bytes:
         try:
@@ -211,6 +210,14 @@ def _entry(
     return TreeFile(path, member.size, mtime_ns, read)
 
 
+def _unread() -> bytes:
+    return b""
+
+
+def _too_large(size: int, config: RepoConfig) -> str:
+    return f"too large ({size} bytes > {config.max_file_bytes})"
+
+
 def _commit(tar: tarfile.TarFile) -> str | None:
     """git archive and GitHub put the commit id in the pax global header's comment."""
     comment = (tar.pax_headers or {}).get("comment", "")
@@ -219,7 +226,8 @@ def _commit(tar: tarfile.TarFile) -> str | None:
 
 @dataclass
 class GitArchiveSource:
-    """A commit of a local git repository, streamed from ``git archive``."""
+    """A commit of a local git repository, streamed from ``git archive`` as committed
+    (``app/git_archive.py``: files marked ``export-ignore`` are indexed too)."""
 
     git_dir: str
     rev: str
@@ -234,8 +242,15 @@ class GitArchiveSource:
         return repo_config_from(self.config_bytes, f"{self.rev[:12]}:.reviewbot.toml")
 
     def files(self, config: RepoConfig) -> Iterator[TreeFile]:
-        command = ["git", "-C", self.git_dir, "archive", "--format=tar", self.rev]
-        with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        """The commit's files; those over ``config.max_file_bytes`` (or whose object the
+        clone lacks) are reported skipped from the tree's listing, never archived."""
+        commit = LocalRepo(Path(self.git_dir)).resolve(self.rev)
+        oversized = oversized_blobs(self.git_dir, commit, config.max_file_bytes)
+        for path, size in oversized.items():
+            if not pruned(tuple(path.split("/")[:-1])) and config.wants(path):
+                reason = "object missing" if size is None else _too_large(size, config)
+                yield TreeFile(path, size or 0, 0, _unread, skipped=reason)
+        with archive_as_committed(self.git_dir, commit, leave_out=list(oversized)) as proc:
             assert proc.stdout is not None and proc.stderr is not None
             try:
                 yield from archive_files(proc.stdout, config, self.limits)

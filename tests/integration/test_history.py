@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, text
 
+from app.config import Settings
 from app.diff.changed import changed_functions
 from app.diff.parse import parse_diff
 from app.flows.index import index_repository, update_history
@@ -176,6 +177,43 @@ def test_the_app_fetches_history_over_git_http_and_keeps_it_current(
     assert (after, head) == (2, pushed)
     logged = "\n".join(r.getMessage() for r in caplog.records)
     assert "ghs_fake" not in logged and "action=history.mined" in logged
+
+
+def _indexed_paths(run: Runtime) -> set[str]:
+    with run.engine.connect() as conn:
+        return set(conn.execute(text("SELECT path FROM source_files")).scalars())
+
+
+def test_the_apps_index_reads_what_the_tarball_leaves_out_from_its_clone(
+    run: Runtime, github: FakeGitHub, caplog: pytest.LogCaptureFixture
+) -> None:
+    repo = github.repo  # tests marked export-ignore: GitHub's tarball leaves them out
+    repo.write(".gitattributes", "/tests export-ignore\n")
+    repo.write("tests/test_pricing.py", "def test_total():\n    assert total([]) == 0\n")
+    repo.commit("Keep the tests out of release archives")
+    caplog.set_level(logging.INFO)
+
+    index_repository(run, GITHUB_REPO, GITHUB_INSTALLATION, full=False)
+
+    assert {"tests/test_pricing.py", "shop/pricing.py"} <= _indexed_paths(run)
+    logged = "\n".join(r.getMessage() for r in caplog.records if "index.done" in r.getMessage())
+    assert "source=clone" in logged
+    assert not any(path.endswith("/tarball/main") for _, path in github.requests)
+
+
+def test_without_history_the_tarball_is_read_as_the_host_serves_it(
+    github_settings: Settings, engine: Engine, github: FakeGitHub
+) -> None:
+    run = Runtime(github_settings.model_copy(update={"history_days": 0}), engine)
+    repo = github.repo
+    repo.write(".gitattributes", "/tests export-ignore\n")
+    repo.write("tests/test_pricing.py", "def test_total():\n    assert total([]) == 0\n")
+    repo.commit("Keep the tests out of release archives")
+
+    index_repository(run, GITHUB_REPO, GITHUB_INSTALLATION, full=False)
+
+    paths = _indexed_paths(run)
+    assert "shop/pricing.py" in paths and "tests/test_pricing.py" not in paths
 
 
 def test_a_failed_fetch_leaves_the_index_and_says_why(

@@ -1,6 +1,7 @@
 """Push updates from the compare API: only the changed files are downloaded, and the index
-ends exactly as a whole-tree index of the same commit would; the tarball when the
-comparison cannot be trusted (cut short, another line of history, new index rules)."""
+ends exactly as a whole-tree index of the same commit would; the whole tree when the
+comparison cannot be trusted (cut short, another line of history, new index rules), read
+from the history's clone, or from the tarball when history is off."""
 
 from __future__ import annotations
 
@@ -36,6 +37,21 @@ def _downloads(github: FakeGitHub, since: int) -> list[str]:
     return [
         path.split("/", 4)[-1] for _, path in github.requests[since:] if path.startswith("/repos")
     ]
+
+
+def _read(github: FakeGitHub, since: int) -> str:
+    """How the runs since request ``since`` read the tree: "tarball", "files" (changed
+    files one by one) or "clone" (the history's: no file downloaded)."""
+    downloads = _downloads(github, since)
+    if any("tarball" in d for d in downloads):
+        return "tarball"
+    return "files" if any(d.startswith("contents/") for d in downloads) else "clone"
+
+
+def _runtime(run: Runtime, history: bool) -> Runtime:
+    if history:
+        return run
+    return Runtime(run.settings.model_copy(update={"history_days": 0}), run.engine)
 
 
 def _files(engine: Engine, repo: str) -> set[tuple[str, str]]:
@@ -77,7 +93,7 @@ def test_a_push_of_three_files_downloads_those_files_not_the_tarball(
 ) -> None:
     _big(github)
     index_repository(run, GITHUB_REPO, GITHUB_INSTALLATION, full=False)
-    assert "tarball/main" in _downloads(github, 0)  # nothing indexed yet: the whole tree
+    assert _read(github, 0) == "clone"  # nothing indexed yet: the whole tree, as fetched
 
     repo = github.repo
     repo.write("shop/checkout.py", "def checkout_total(cart):\n    return 0\n")
@@ -141,14 +157,16 @@ def _new_rules(github: FakeGitHub) -> None:
     github.repo.commit("Index less")
 
 
+@pytest.mark.parametrize("history", [True, False], ids=["clone", "no-history"])
 @pytest.mark.parametrize(
     "change",
     [_force_push, _many_files, _new_rules],
     ids=["force-push", "comparison-cut-short", "index-rules-changed"],
 )
-def test_the_tarball_when_the_comparison_cannot_be_trusted(
-    run: Runtime, github: FakeGitHub, change: object
+def test_the_whole_tree_when_the_comparison_cannot_be_trusted(
+    run: Runtime, github: FakeGitHub, change: object, history: bool
 ) -> None:
+    run = _runtime(run, history)
     github.repo.write(".reviewbot.toml", "[index]\n")
     github.repo.commit("Index rules")
     index_repository(run, GITHUB_REPO, GITHUB_INSTALLATION, full=False)
@@ -159,15 +177,19 @@ def test_the_tarball_when_the_comparison_cannot_be_trusted(
 
     index_repository(run, GITHUB_REPO, GITHUB_INSTALLATION, full=False)
 
-    assert "tarball/main" in _downloads(github, since)
-    assert _files(run.engine, GITHUB_REPO) == _whole_tree(run, github, head, "check/tarball")
+    assert _read(github, since) == ("clone" if history else "tarball")
+    assert _files(run.engine, GITHUB_REPO) == _whole_tree(run, github, head, "check/whole")
 
 
-def test_a_full_reindex_reads_the_tarball(run: Runtime, github: FakeGitHub) -> None:
+@pytest.mark.parametrize("history", [True, False], ids=["clone", "no-history"])
+def test_a_full_reindex_reads_the_whole_tree(
+    run: Runtime, github: FakeGitHub, history: bool
+) -> None:
+    run = _runtime(run, history)
     index_repository(run, GITHUB_REPO, GITHUB_INSTALLATION, full=False)
     since = len(github.requests)
     index_repository(run, GITHUB_REPO, GITHUB_INSTALLATION, full=True)
-    assert "tarball/main" in _downloads(github, since)
+    assert _read(github, since) == ("clone" if history else "tarball")
 
 
 def test_a_file_gone_by_the_time_it_is_fetched_is_deleted(
