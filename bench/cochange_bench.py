@@ -96,6 +96,11 @@ REPOS = [
     ("serilog/serilog", "csharp"),
     ("rack/rack", "ruby"),
     ("guzzle/guzzle", "php"),
+    # chosen 2026-12-06, in sample: two more PHP repositories, one of many classes behind
+    # one interface (handlers), one whose tests sit beside its code, to look into the
+    # held-out PHP failure without looking at the held-out repository
+    ("Seldaek/monolog", "php"),
+    ("thephpleague/csv", "php"),  # its tests sit beside the code (src/ReaderTest.php)
     ("redis/hiredis", "c"),
     ("fmtlib/fmt", "cpp"),
     ("google/gson", "java"),  # held out
