@@ -118,3 +118,25 @@ def test_a_worktree_reads_its_repositorys_objects(tmp_path: Path) -> None:
     files = _files(GitArchiveSource(str(worktree), commit, None, ArchiveLimits()))
 
     assert "src/ReaderTest.php" in files
+
+
+def test_a_partial_clone_is_archived_in_place_fetching_what_it_lacks(tmp_path: Path) -> None:
+    repo, commit = _package(tmp_path / "pkg")
+    repo.git("config", "uploadpack.allowFilter", "true")
+    clone = tmp_path / "partial"
+    subprocess.run(
+        ["git", "clone", "-q", "--bare", "--filter=blob:none", f"file://{repo.root}", str(clone)],
+        check=True,
+    )
+    reader = repo.git("rev-parse", f"{commit}:src/Reader.php").decode().strip()
+    lacked = subprocess.run(
+        ["git", "-C", str(clone), "cat-file", "-e", reader],
+        capture_output=True,
+        env={"GIT_NO_LAZY_FETCH": "1", "PATH": "/usr/bin:/bin"},
+    )
+    assert lacked.returncode != 0  # the blob is the promisor remote's until needed
+
+    files = _files(GitArchiveSource(str(clone), commit, None, ArchiveLimits()))
+
+    assert files["src/Reader.php"] == (repo.root / "src/Reader.php").read_bytes()
+    assert "src/ReaderTest.php" not in files  # in place, its attributes apply
