@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from app.config import MAX_CHUNKS_PER_FILE
+from app.db.vector_policy import VectorIndexPolicy
 from app.retrieval.evidence import SIGNAL_NAMES, cleared
 from bench.recall_cases import Item, git_bytes
 
@@ -97,6 +98,14 @@ def masked(evidence: Any, signals: Sequence[str]) -> Any:
     return replace(kept, found_for=1) if len(signals) == 1 else kept
 
 
+#: Vector search exact at every size: an ivfflat index is built from a random sample and
+#: kept or declined by a timed race with an exact scan (``app/db/vector_policy.py``), so
+#: with it two runs of the same cases differed, more under different machine load
+#: (bench/RESULTS.md, "Run to run"). The product's index, calibrated to find 0.99 of the
+#: exact neighbours, is measured on its own (``bench/vector_scale_bench.py``).
+EXACT_VECTORS = VectorIndexPolicy(exact_max_rows=2**62)
+
+
 class ProductRunner:
     """One embedded database and embedder for a whole benchmark run."""
 
@@ -112,10 +121,11 @@ class ProductRunner:
         from app.git import LocalRepo
         from app.indexing.archive import ArchiveLimits, GitArchiveSource
         from app.indexing.history import mine_history
-        from app.indexing.indexer import Indexer
+        from app.indexing.indexer import Indexer, IndexOptions
 
         source = GitArchiveSource(git_dir, commit, None, ArchiveLimits())
-        Indexer(self.engine, repo, source, embedder=self.embedder).run()
+        options = IndexOptions(vector_policy=EXACT_VECTORS)
+        Indexer(self.engine, repo, source, embedder=self.embedder, options=options).run()
         if self.history:
             mine_history(self.engine, repo, LocalRepo(Path(git_dir)), commit)
 
