@@ -168,7 +168,8 @@ def changed_paths(files: Sequence[ChangedFile], undo: bool = False) -> tuple[lis
 
 def index_repository(run: Runtime, repo: str, installation_id: int, full: bool) -> IndexReport:
     """The default branch's head. Unchanged files cost nothing (content hashes), so a push
-    re-chunks, re-summarises and re-embeds only what it changed. Then its history."""
+    re-chunks, re-summarises and re-embeds only what it changed. Its history is fetched
+    first (a whole-tree read comes from that clone: ``index_at``) and mined after."""
     api = run.host.repository(installation_id, repo)
     branch = api.default_branch()
     with run.engine.begin() as conn:
