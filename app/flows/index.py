@@ -55,8 +55,7 @@ def index_at(
     ``.reviewbot.toml`` is read from the same ref."""
     source: FileSource | None = None if full else changes_since(run, api, repo, ref)
     limits = archive_limits(run.settings)
-    local = clone or _clone_on_disk(run, repo)
-    if source is None and local is not None:
+    if source is None and (local := clone or _clone_on_disk(run, repo)) is not None:
         source = _from_clone(local, api.commit_sha(ref), limits)
     with tempfile.TemporaryFile(prefix="tarball-") as spool:
         if source is None:  # the tarball, spooled to disk as it downloads: never in memory
