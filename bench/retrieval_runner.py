@@ -87,7 +87,9 @@ class Candidate:
     evidence: dict[str, Any]
     window_from: int = 0  # a window under its definition's signature: its own first line
     shown: int = 0  # ceil(chars / 4) of what is shown (its excerpt, ``excerpts``): the budget
-    lines: int = 0  # ceil(chars / 4) of its whole line range in the file (``span_cost``)
+    #: ceil(chars / 4) of the line ranges it is reported as (``span_cost`` of each of
+    #: ``ContextChunk.shown_parts``)
+    lines: int = 0
 
 
 def masked(evidence: Any, signals: Sequence[str]) -> Any:
@@ -167,7 +169,9 @@ def ranked(
     de-duplicated as the product does (everything packed: the budget is applied when
     scoring); with ``tokens``, each with its rendered block's exact token count. Ranked by
     the relevance model (told the ``touched`` files), a signal alone by its own evidence;
-    with ``span``, each also costed by its whole line range (``Item.span``)."""
+    with ``span``, each also costed by its whole line range (``Item.span``). A chunk shown
+    as two stretches of lines (a window under its definition's head) is two items, as it
+    is two entries of ``context --json``."""
     from app.llm.tokens import token_counter
     from app.retrieval.ranking import rank_context
     from app.retrieval.relevance import DIFF_RELEVANCE, scored
@@ -181,18 +185,24 @@ def ranked(
     if len(signals) > 1:
         rescored = scored(rescored, touched, DIFF_RELEVANCE)
     count = token_counter().count
-    return [
-        Item(
-            c.file_path,
-            c.start_line,
-            c.end_line,
-            c.chunk_type,
-            c.shown_tokens,  # what is shown (``excerpts``), before packing
-            count(render_context_block(c)) + 1 if tokens else 0,
-            span(c.file_path, c.start_line, c.end_line) if span else 0,
-        )
-        for c in rank_context(rescored, MAX_CHUNKS_PER_FILE)
-    ]
+    items = []
+    for c in rank_context(rescored, MAX_CHUNKS_PER_FILE):
+        # one item per entry of ``context --json``: per stretch of lines shown
+        shown = c.shown_parts(c.shown_tokens)  # what is shown (``excerpts``), before packing
+        exact = c.shown_parts(count(render_context_block(c)) + 1 if tokens else 0)
+        items += [
+            Item(
+                c.file_path,
+                part.start_line,
+                part.end_line,
+                c.chunk_type,
+                part.tokens,
+                rendered.tokens,
+                span(c.file_path, part.start_line, part.end_line) if span else 0,
+            )
+            for part, rendered in zip(shown, exact, strict=True)
+        ]
+    return items
 
 
 def dump(
@@ -212,7 +222,9 @@ def dump(
                 {f.name: getattr(c.evidence, f.name) for f in fields(c.evidence)},
                 c.window_from,
                 c.shown_tokens,
-                span(c.file_path, c.start_line, c.end_line) if span else 0,
+                sum(span(c.file_path, p.start_line, p.end_line) for p in c.shown_parts(0))
+                if span
+                else 0,
             )
         )
         for c in chunks

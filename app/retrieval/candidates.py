@@ -361,14 +361,18 @@ def load_candidates(
         for r in rows
         if r.chunk_type == ChunkType.WINDOW and r.signature
     }
-    definitions = window_definitions(conn, rows[0].repository_id if rows else 0, windows)
+    signatures = {r.id: r.signature for r in rows if r.id in windows}
+    definitions = window_definitions(
+        conn, rows[0].repository_id if rows else 0, windows, signatures
+    )
     chunks = []
     for row in rows:
         evidence = merged[row.id]
-        start, code, window_from = row.start_line, row.raw_code, 0
+        start, code, window_from, head_end = row.start_line, row.raw_code, 0, 0
         definition = definitions.get(row.id)
         if definition is not None and definition.start < start:
             start, window_from = definition.start, row.start_line
+            head_end = min(definition.head_end, window_from - 1)
             code = headed_code(code, row.signature, start, row.start_line)
         chunks.append(
             ContextChunk(
@@ -386,6 +390,7 @@ def load_candidates(
                 evidence=evidence,
                 secondary=row.language is None or secondary(row.file_path),
                 window_from=window_from,
+                head_end=head_end,
                 definition_code=definition.code if definition is not None else "",
             )
         )

@@ -10,6 +10,16 @@ from app.retrieval.evidence import Evidence
 
 
 @dataclass(frozen=True)
+class ShownPart:
+    """A stretch of a file's lines that a context item shows, and its share of the item's
+    tokens."""
+
+    start_line: int
+    end_line: int
+    tokens: int
+
+
+@dataclass(frozen=True)
 class ContextChunk:
     """A chunk offered to the reviewer, with why it was chosen."""
 
@@ -33,6 +43,9 @@ class ContextChunk:
     #: a window under its definition's signature (``window_heads``): ``start_line`` is
     #: the definition's first line, and this the first line of the window itself
     window_from: int = 0
+    #: a window under its definition's signature: the last line of that definition's head
+    #: (its comments, decorators and signature), the lines shown above the window
+    head_end: int = 0
     #: a window's whole definition (every window of it), for the names it uses
     #: (``edited_names``); '' for any other chunk
     definition_code: str = ""
@@ -56,17 +69,44 @@ class ContextChunk:
     def link_score(self) -> float:
         return self.evidence.link
 
-    def as_json(self) -> dict[str, object]:
-        return {
-            "file_path": self.file_path,
-            "start_line": self.start_line,
-            "end_line": self.end_line,
+    def shown_parts(self, tokens: int | None = None) -> tuple[ShownPart, ...]:
+        """The stretches of the file the reviewer is shown, each with its share of
+        ``tokens`` (the packed count by default). One, save for a window under its
+        definition's head: the head's lines, then the window's own, the lines between not
+        shown (the window's share is a quarter of its characters, the head's the rest:
+        the item's name, reasons and signature). Pure."""
+        total = self.tokens if tokens is None else tokens
+        if not self.window_from or not self.head_end or self.head_end >= self.window_from - 1:
+            return (ShownPart(self.start_line, self.end_line, total),)
+        # the shown code is the signature, the marker of the lines left out, the window
+        parts = (self.excerpt or self.code).split("\n", 2)
+        window = min(total, math.ceil(len(parts[2]) / 4)) if len(parts) == 3 else 0
+        return (
+            ShownPart(self.start_line, self.head_end, total - window),
+            ShownPart(self.window_from, self.end_line, window),
+        )
+
+    def as_json(self, item: int = 0) -> list[dict[str, object]]:
+        """The ``context --json`` entries of the ``item``-th chunk packed: one per
+        stretch of lines shown (``shown_parts``), so that every entry's range is the
+        lines it returns."""
+        common = {
             "symbol_name": self.symbol_name,
             "chunk_type": self.chunk_type,
             "score": round(self.score, 6),
             "relevance": round(self.relevance, 6),
-            "tokens": self.tokens,
             "signals": list(self.signals),
             "why": self.evidence.reasons(),
             "excerpt": bool(self.excerpt),
+            "item": item,
         }
+        return [
+            {
+                "file_path": self.file_path,
+                "start_line": part.start_line,
+                "end_line": part.end_line,
+                "tokens": part.tokens,
+                **common,
+            }
+            for part in self.shown_parts()
+        ]

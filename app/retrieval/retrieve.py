@@ -69,7 +69,7 @@ class ContextResult:
             "changed": [c.as_json() for c in self.changed],
             "skipped": self.skipped,
             "notes": self.notes,
-            "context": [c.as_json() for c in self.context],
+            "context": [part for i, c in enumerate(self.context) for part in c.as_json(i)],
             "tokens_used": self.tokens_used,
             "budget": self.budget,
             "token_counter": self.token_counter,

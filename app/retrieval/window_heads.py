@@ -11,11 +11,14 @@ bench/RESULTS.md). Since every window of a definition then starts at its first
 line, ranking keeps the best of them; other chunks overlap a headed window only where
 its own lines are (``ranking._overlap``). The same statement reads the definition's
 other windows, so a window is judged by the names of its whole definition
-(``edited_names``).
+(``edited_names``), and finds where the definition's head (its comments, decorators and
+signature) ends, so that the lines shown are reported as the two stretches they are
+(``ContextChunk.shown_parts``).
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -58,19 +61,44 @@ def headed_code(code: str, signature: str, definition_line: int, window_start: i
     return f"{signature}\n... ({left_out} not shown; the window follows)\n{code}"
 
 
+_SPACE = re.compile(r"\s+")
+
+
+def head_length(first_window: str, signature: str) -> int:
+    """How many of a definition's first lines hold its head: the comments and decorators
+    above it and its ``signature`` (stored whitespace-collapsed, as the chunker writes it),
+    read from the code of its first window. 1 when the signature is not found there. Pure."""
+    wanted = _SPACE.sub(" ", signature).strip()
+    if not wanted:
+        return 1
+    lines = first_window.split("\n")
+    for first, line in enumerate(lines):
+        start = _SPACE.sub(" ", line).strip()
+        if not start or not wanted.startswith(start[: len(wanted)]):
+            continue
+        joined = ""
+        for last in range(first, len(lines)):
+            joined = _SPACE.sub(" ", f"{joined} {lines[last]}").strip()
+            if len(joined) >= len(wanted):
+                return last + 1 if joined.startswith(wanted) else 1
+        return 1
+    return 1
+
+
 @dataclass(frozen=True)
 class Definition:
     """The definition a window was cut from."""
 
     start: int  # its first line (``definition_start``)
     code: str  # every window of it, in line order: the names it uses (``edited_names``)
+    head_end: int = 0  # the last line of its head (``head_length``)
 
 
 def window_definitions(
-    conn: Connection, repo_id: int, windows: Mapping[int, Window]
+    conn: Connection, repo_id: int, windows: Mapping[int, Window], signatures: Mapping[int, str]
 ) -> dict[int, Definition]:
     """Each window's definition (by chunk id), from the repository's windows of the same
-    files and names (one statement)."""
+    files and names (one statement); its head found by the window's ``signatures``."""
     if not windows:
         return {}
     keys = sorted({(w.file_path, w.qualified_name or "") for w in windows.values()})
@@ -94,5 +122,7 @@ def window_definitions(
             (s, code) for s, code in by_file[w.file_path] if s.qualified_name == w.qualified_name
         ]
         start = definition_start(w, [s for s, _ in same])
-        found[cid] = Definition(start, "\n".join(code for _, code in same))
+        first = next((code for s, code in same if s.start_line == start), "")
+        head = head_length(first, signatures.get(cid, ""))
+        found[cid] = Definition(start, "\n".join(code for _, code in same), start + head - 1)
     return found

@@ -17,7 +17,8 @@ def render_context_block(chunk: ContextChunk) -> str:
     summary = f"\n{chunk.summary}" if chunk.summary else ""
     reasons = chunk.evidence.reasons()
     why = f"\nWhy: {'; '.join(reasons)}." if reasons else ""
+    lines = ", ".join(f"{p.start_line}-{p.end_line}" for p in chunk.shown_parts(0))
     return (
-        f"### {chunk.file_path}:{chunk.start_line}-{chunk.end_line} {name} ({kind})"
+        f"### {chunk.file_path}:{lines} {name} ({kind})"
         f"{why}{summary}\n{fence}{chunk.language or ''}\n{code}\n{fence}"
     )

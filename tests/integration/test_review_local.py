@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import time
@@ -175,7 +176,10 @@ def test_cli_context_json_contract(
         "signals",
         "why",
         "excerpt",
+        "item",
     }
+    items = [c["item"] for c in data["context"]]  # an entry per stretch of lines shown
+    assert items[0] == 0 and all(b - a in (0, 1) for a, b in itertools.pairwise(items))
     assert all(0 < c["relevance"] < 1 for c in data["context"])
     assert data["context"][0]["excerpt"] is False  # what the change calls is shown whole
     assert data["context"][0]["symbol_name"] == "apply_discount"

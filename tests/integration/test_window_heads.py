@@ -51,6 +51,9 @@ def test_a_later_window_is_headed_by_its_signature_and_one_window_is_kept(
     headed = chunks[last.id]
     assert (headed.start_line, headed.end_line) == (3, last.end_line)
     assert headed.window_from == last.start_line and chunks[first.id].window_from == 0
+    # reported as the lines it shows: the signature's line, then the window's own
+    spans = [(p.start_line, p.end_line) for p in headed.shown_parts()]
+    assert spans == [(3, 3), (last.start_line, last.end_line)]
     assert headed.code.splitlines()[0] == "def reconcile_ledger(ledger, statement):"
     assert f"lines 3-{last.start_line - 1} not shown" in headed.code.splitlines()[1]
     assert headed.code.endswith(last.raw_code)

@@ -110,7 +110,7 @@ def test_the_reviewer_sees_the_excerpt_and_the_packer_counts_it() -> None:
     assert estimate_tokens(render_context_block(whole)) > budget  # whole, it does not fit
     packed, used = pack([alike], budget, block_cost(render_context_block, estimate_tokens))
     assert packed and used <= budget
-    assert packed[0].as_json()["excerpt"] is True
+    assert packed[0].as_json()[0]["excerpt"] is True
 
 
 def test_a_name_on_most_lines_keeps_none_of_them() -> None:

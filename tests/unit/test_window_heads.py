@@ -26,3 +26,32 @@ def test_the_headed_code_names_the_lines_it_leaves_out() -> None:
     assert headed.splitlines()[0] == "def parse(self, text: str) -> list[str]:"
     assert "lines 10-34 not shown" in headed.splitlines()[1]
     assert headed.endswith(code)
+
+
+def test_the_head_ends_on_the_signatures_last_line_below_comments_and_decorators() -> None:
+    from app.retrieval.window_heads import head_length
+
+    python = (
+        "# Settle every line.\n"
+        "@retry(times=3)\n"
+        "def settle(\n"
+        "    ledger: Ledger,\n"
+        "    statement: Statement,\n"
+        ") -> None:\n"
+        '    """Match every line."""\n'
+        "    for line in statement:\n"
+    )
+    signature = "def settle( ledger: Ledger, statement: Statement, ) -> None:"
+    assert head_length(python, signature) == 6
+    go = "// Serve answers.\nfunc (s *Server) Serve(w Writer, r *Request) {\n\tw.Write(nil)\n"
+    assert head_length(go, "func (s *Server) Serve(w Writer, r *Request)") == 2
+
+
+def test_a_signature_not_in_the_first_window_heads_one_line() -> None:
+    from app.retrieval.window_heads import head_length
+
+    code = "def settle(ledger):\n    return ledger\n"
+    assert head_length(code, "def reconcile(ledger):") == 1
+    assert head_length(code, "") == 1
+    # the signature's first line found but what follows differs: not this definition
+    assert head_length("def settle(\n    other,\n):\n", "def settle( ledger, ):") == 1
