@@ -62,27 +62,31 @@ def headed_code(code: str, signature: str, definition_line: int, window_start: i
 
 
 _SPACE = re.compile(r"\s+")
+#: A signature running past its first window is known by its first characters.
+SIGNATURE_PREFIX = 40
 
 
 def head_length(first_window: str, signature: str) -> int:
     """How many of a definition's first lines hold its head: the comments and decorators
-    above it and its ``signature`` (stored whitespace-collapsed, as the chunker writes it),
-    read from the code of its first window. 1 when the signature is not found there. Pure."""
+    above it and its ``signature`` (stored whitespace-collapsed, as the chunker writes it,
+    and starting where the definition's node does: after ``export const`` for an arrow
+    function), read from the code of its first window: all of it when the signature runs
+    past it, 1 when the signature is not found there. Pure."""
     wanted = _SPACE.sub(" ", signature).strip()
     if not wanted:
         return 1
-    lines = first_window.split("\n")
-    for first, line in enumerate(lines):
-        start = _SPACE.sub(" ", line).strip()
-        if not start or not wanted.startswith(start[: len(wanted)]):
-            continue
-        joined = ""
-        for last in range(first, len(lines)):
-            joined = _SPACE.sub(" ", f"{joined} {lines[last]}").strip()
-            if len(joined) >= len(wanted):
-                return last + 1 if joined.startswith(wanted) else 1
-        return 1
-    return 1
+    joined, ends = "", []  # the window's lines collapsed as the signature is, and where each ends
+    for line in first_window.split("\n"):
+        text = _SPACE.sub(" ", line).strip()
+        if text:
+            joined = f"{joined} {text}" if joined else text
+        ends.append(len(joined))
+    found = joined.find(wanted)
+    if found < 0:
+        # a signature longer than the first window (attributes, a long parameter list)
+        return len(ends) if joined.find(wanted[:SIGNATURE_PREFIX]) >= 0 else 1
+    last = found + len(wanted)
+    return next(i for i, end in enumerate(ends) if end >= last) + 1
 
 
 @dataclass(frozen=True)

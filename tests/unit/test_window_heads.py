@@ -45,6 +45,9 @@ def test_the_head_ends_on_the_signatures_last_line_below_comments_and_decorators
     assert head_length(python, signature) == 6
     go = "// Serve answers.\nfunc (s *Server) Serve(w Writer, r *Request) {\n\tw.Write(nil)\n"
     assert head_length(go, "func (s *Server) Serve(w Writer, r *Request)") == 2
+    # a signature starting mid-line: the declarator of an exported arrow function
+    arrow = "/**\n * Parse it.\n */\nexport const parse = (\n  text: string,\n) => {\n  return 1\n"
+    assert head_length(arrow, "parse = ( text: string, ) =>") == 6
 
 
 def test_a_signature_not_in_the_first_window_heads_one_line() -> None:
@@ -55,3 +58,13 @@ def test_a_signature_not_in_the_first_window_heads_one_line() -> None:
     assert head_length(code, "") == 1
     # the signature's first line found but what follows differs: not this definition
     assert head_length("def settle(\n    other,\n):\n", "def settle( ledger, ):") == 1
+
+
+def test_a_signature_running_past_the_first_window_heads_all_of_it() -> None:
+    from app.retrieval.window_heads import head_length
+
+    window = "/// Wrap a sink.\n[Obsolete(\"Use the two-argument overload of Wrap instead.\")]\n"
+    window += "public static LoggerConfiguration Wrap(\n    LoggerSinkConfiguration configuration,"
+    signature = '[Obsolete("Use the two-argument overload of Wrap instead.")] public static'
+    signature += " LoggerConfiguration Wrap( LoggerSinkConfiguration configuration, Func<int> wrap)"
+    assert head_length(window, signature) == 4
