@@ -63,7 +63,7 @@ def test_a_signature_not_in_the_first_window_heads_one_line() -> None:
 def test_a_signature_running_past_the_first_window_heads_all_of_it() -> None:
     from app.retrieval.window_heads import head_length
 
-    window = "/// Wrap a sink.\n[Obsolete(\"Use the two-argument overload of Wrap instead.\")]\n"
+    window = '/// Wrap a sink.\n[Obsolete("Use the two-argument overload of Wrap instead.")]\n'
     window += "public static LoggerConfiguration Wrap(\n    LoggerSinkConfiguration configuration,"
     signature = '[Obsolete("Use the two-argument overload of Wrap instead.")] public static'
     signature += " LoggerConfiguration Wrap( LoggerSinkConfiguration configuration, Func<int> wrap)"
