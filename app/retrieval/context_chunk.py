@@ -44,7 +44,8 @@ class ContextChunk:
     #: the definition's first line, and this the first line of the window itself
     window_from: int = 0
     #: a window under its definition's signature: the last line of that definition's head
-    #: (its comments, decorators and signature), the lines shown above the window
+    #: in the file (the signature shown above the window, and the comments and decorators
+    #: over it), so ``start_line``-``head_end`` is the head's stretch; 0 otherwise
     head_end: int = 0
     #: a window's whole definition (every window of it), for the names it uses
     #: (``edited_names``); '' for any other chunk
