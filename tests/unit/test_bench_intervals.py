@@ -1,0 +1,69 @@
+"""bench/intervals.py: paired bootstrap intervals of a retriever's difference from a
+baseline or a bar, over the benchmark's per-case rows."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.intervals import bootstrap, differences, main, read_rows, scores_by_case
+
+
+def _rows(retriever: str, scores: list[float], language: str = "java") -> list[dict]:
+    return [
+        {
+            "repo": "acme/shop",
+            "commit": f"c{n}",
+            "language": language,
+            "held_out": True,
+            "retriever": retriever,
+            "MRR": score,
+        }
+        for n, score in enumerate(scores)
+    ]
+
+
+def test_a_constant_difference_has_no_spread() -> None:
+    interval = bootstrap([0.1] * 15)
+    assert (interval.mean, interval.low, interval.high) == pytest.approx((0.1, 0.1, 0.1))
+    assert interval.at_least_zero == 1.0
+
+
+def test_the_interval_holds_the_mean_and_narrows_with_more_cases() -> None:
+    few = bootstrap([1.0, -1.0] * 8)
+    many = bootstrap([1.0, -1.0] * 400)
+    assert few.mean == many.mean == 0.0
+    assert few.low < 0 < few.high
+    assert many.high - many.low < (few.high - few.low) / 4
+    assert 0.3 < few.at_least_zero < 0.7
+    # seeded: the same values, the same interval
+    assert bootstrap([1.0, -1.0] * 8) == few
+
+
+def test_cases_are_paired_and_those_the_baseline_lacks_left_out() -> None:
+    rows = _rows("reviewbot", [1.0, 0.5, 0.0]) + _rows("BM25", [0.5, 0.5])
+    a = scores_by_case(rows, "reviewbot", "MRR", lambda r: True)
+    b = scores_by_case(rows, "BM25", "MRR", lambda r: True)
+    assert differences(a, b) == [0.5, 0.0]
+    assert differences(a, 0.8) == pytest.approx([0.2, -0.3, -0.8])
+
+
+def test_no_case_is_an_error_not_a_figure() -> None:
+    with pytest.raises(ValueError, match="no cases"):
+        bootstrap([])
+
+
+def test_the_command_reads_both_file_shapes_and_filters_languages(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    listed = tmp_path / "st.json"
+    listed.write_text(json.dumps(_rows("reviewbot", [1.0, 1.0]) + _rows("BM25", [0.0, 0.5])))
+    wrapped = tmp_path / "cc.json"
+    rust = _rows("reviewbot", [0.0], "rust") + _rows("BM25", [1.0], "rust")
+    wrapped.write_text(json.dumps({"rows": rust, "timings": {}}))
+    assert len(read_rows([listed, wrapped])) == 6
+    main([str(listed), str(wrapped), "--metric", "MRR", "--b", "BM25", "--language", "java"])
+    out = capsys.readouterr().out
+    assert out.startswith("reviewbot - BM25, MRR: +0.750 [+0.500, +1.000], 2 cases")
+    main([str(wrapped), "--metric", "MRR", "--bar", "0.5", "--held-out"])
+    assert "reviewbot - 0.5, MRR: -0.500 [-0.500, -0.500], 1 case," in capsys.readouterr().out
