@@ -114,10 +114,18 @@ def main(argv: Sequence[str] | None = None) -> None:
         return languages is None or row.get("language") in languages
 
     rows = read_rows(args.files)
-    a = scores_by_case(rows, args.a, args.metric, keep)
-    b = args.bar if args.b is None else scores_by_case(rows, args.b, args.metric, keep)
+    try:
+        a = scores_by_case(rows, args.a, args.metric, keep)
+        b = args.bar if args.b is None else scores_by_case(rows, args.b, args.metric, keep)
+        interval = bootstrap(differences(a, b), args.draws)
+    except KeyError as missing:
+        raise SystemExit(f"the files' rows have no {missing}: see the metrics they hold") from None
+    except ValueError:
+        raise SystemExit(
+            "no case has both retrievers (check --a, --b, --language, --held-out)"
+        ) from None
     against = f"{args.bar}" if args.b is None else args.b
-    print(f"{args.a} - {against}, {args.metric}: {bootstrap(differences(a, b), args.draws)}")
+    print(f"{args.a} - {against}, {args.metric}: {interval}")
 
 
 if __name__ == "__main__":

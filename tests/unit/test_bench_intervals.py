@@ -67,3 +67,12 @@ def test_the_command_reads_both_file_shapes_and_filters_languages(
     assert out.startswith("reviewbot - BM25, MRR: +0.750 [+0.500, +1.000], 2 cases")
     main([str(wrapped), "--metric", "MRR", "--bar", "0.5", "--held-out"])
     assert "reviewbot - 0.5, MRR: -0.500 [-0.500, -0.500], 1 case," in capsys.readouterr().out
+
+
+def test_the_command_says_why_it_has_no_figure(tmp_path: Path) -> None:
+    listed = tmp_path / "st.json"
+    listed.write_text(json.dumps(_rows("reviewbot", [1.0]) + _rows("BM25", [0.0])))
+    with pytest.raises(SystemExit, match="no case has both retrievers"):
+        main([str(listed), "--metric", "MRR", "--b", "BM25 functions"])
+    with pytest.raises(SystemExit, match="no 'R@4000'"):
+        main([str(listed), "--metric", "R@4000", "--b", "BM25"])

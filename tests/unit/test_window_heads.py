@@ -1,6 +1,6 @@
 """A later window of a long definition is offered under the definition's signature."""
 
-from app.retrieval.window_heads import Window, definition_start, headed_code
+from app.retrieval.window_heads import Window, definition_start, head_length, headed_code
 
 
 def w(start: int, end: int, name: str = "Parser.parse", path: str = "p.py") -> Window:
@@ -29,8 +29,6 @@ def test_the_headed_code_names_the_lines_it_leaves_out() -> None:
 
 
 def test_the_head_ends_on_the_signatures_last_line_below_comments_and_decorators() -> None:
-    from app.retrieval.window_heads import head_length
-
     python = (
         "# Settle every line.\n"
         "@retry(times=3)\n"
@@ -51,8 +49,6 @@ def test_the_head_ends_on_the_signatures_last_line_below_comments_and_decorators
 
 
 def test_a_signature_not_in_the_first_window_heads_one_line() -> None:
-    from app.retrieval.window_heads import head_length
-
     code = "def settle(ledger):\n    return ledger\n"
     assert head_length(code, "def reconcile(ledger):") == 1
     assert head_length(code, "") == 1
@@ -61,8 +57,6 @@ def test_a_signature_not_in_the_first_window_heads_one_line() -> None:
 
 
 def test_a_signature_running_past_the_first_window_heads_all_of_it() -> None:
-    from app.retrieval.window_heads import head_length
-
     window = '/// Wrap a sink.\n[Obsolete("Use the two-argument overload of Wrap instead.")]\n'
     window += "public static LoggerConfiguration Wrap(\n    LoggerSinkConfiguration configuration,"
     signature = '[Obsolete("Use the two-argument overload of Wrap instead.")] public static'
