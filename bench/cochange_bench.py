@@ -101,6 +101,13 @@ REPOS = [
     # held-out PHP failure without looking at the held-out repository
     ("Seldaek/monolog", "php"),
     ("thephpleague/csv", "php"),  # its tests sit beside the code (src/ReaderTest.php)
+    # chosen 2026-12-06 (eleventh session), in sample: a second and third Ruby repository
+    # (one with adapters and middleware, one a command-line library) and a third C# one
+    # (a modern .NET library), to look into the held-out Ruby and C# misses without
+    # looking at the held-out repositories
+    ("lostisland/faraday", "ruby"),
+    ("rails/thor", "ruby"),
+    ("restsharp/RestSharp", "csharp"),
     ("redis/hiredis", "c"),
     ("fmtlib/fmt", "cpp"),
     ("google/gson", "java"),  # held out

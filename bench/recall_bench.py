@@ -66,7 +66,12 @@ REPOS = [
     ("FluentValidation/FluentValidation", "csharp"),  # Newtonsoft.Json's mirror lacks blobs
     ("serilog/serilog", "csharp"),
     ("rack/rack", "ruby"),
+    ("lostisland/faraday", "ruby"),  # in sample, added 2026-12-06 (eleventh session)
+    ("rails/thor", "ruby"),  # the same
+    ("restsharp/RestSharp", "csharp"),  # the same
     ("guzzle/guzzle", "php"),
+    ("Seldaek/monolog", "php"),  # in sample (the co-change pins'), added 2026-12-06
+    ("thephpleague/csv", "php"),  # the same
     ("redis/hiredis", "c"),
     ("fmtlib/fmt", "cpp"),
 ]
