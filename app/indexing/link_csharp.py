@@ -1,12 +1,16 @@
 """Links of C# files. A C# namespace is not a directory, but a chunk's qualified name
 holds its namespace (``Acme.Shop.Cart.Total``), so a type is linked by name, qualified by
-each namespace it may be in: the file's own and those around it, those ``using`` brings in
-(``global using`` too), an alias's (``using M = Acme.Money.Money``), a ``using static``
-class's members. A type's members go by the same rule (``Acme.Money.Money.Plus``), which
-also finds a partial class's methods in its other files; calls go through the receiver's
-declared type (a local, a parameter, a field or property, ``var x = new T()``). A type
-is linked where it is created or extended, not where a declaration only names it (as in
-Java: bench/RESULTS.md, "Links for every language we chunk")."""
+each namespace it may be in: the file's own and those around it, those ``using`` brings
+in, an alias's (``using M = Acme.Money.Money``), a ``using static`` class's members. A
+``global using`` of one file is in force in every file: the file that holds it stores it
+(``GLOBAL_USING``), and every file's names are also qualified by ``GLOBAL``, which
+retrieval reads as "a namespace a ``global using`` of the repository brings in"
+(``app/retrieval/links.py`` ``resolves``); editing either file re-reads that file only.
+A type's members go by the same rule (``Acme.Money.Money.Plus``), which also finds a
+partial class's methods in its other files; calls go through the receiver's declared
+type (a local, a parameter, a field or property, ``var x = new T()``). A type is linked
+where it is created or extended, not where a declaration only names it (as in Java:
+bench/RESULTS.md, "Links for every language we chunk")."""
 
 from __future__ import annotations
 
@@ -23,6 +27,11 @@ from app.indexing.link_model import (
     walk,
 )
 
+#: The name under which a file stores each namespace its ``global using`` brings in (the
+#: namespace is the link's target; kind "global"): no symbol can bear it.
+GLOBAL_USING = "global using"
+#: The namespace qualifier meaning "one a ``global using`` somewhere brings in".
+GLOBAL = "?"
 #: Namespaces of the platform: a type found only there links nothing.
 PLATFORM_NAMESPACES = ("System", "Microsoft")
 _TYPE_DECLARATIONS = frozenset(
@@ -97,10 +106,13 @@ class CSharpLinks(Extractor):
             self.statics.append(dotted)
         elif not _platform(dotted):
             self.usings.append(dotted)
+            if any(c.type == "global" for c in node.children):
+                self.add(node, GLOBAL_USING, "name", dotted, IMPORTED, kind="global")
 
     def _namespaces(self, node: Node) -> list[tuple[str, float]]:
         """The namespaces a simple name used at ``node`` may be in, each with its
-        confidence: the enclosing ones (innermost first), then the used ones."""
+        confidence: the enclosing ones (innermost first), the used ones, then those of
+        the repository's ``global using`` directives (``GLOBAL``)."""
         found: list[tuple[str, float]] = []
         scope = enclosing(node, _NAMESPACES)
         while scope is not None:
@@ -110,7 +122,7 @@ class CSharpLinks(Extractor):
             scope = enclosing(scope, _NAMESPACES)
         if not found:  # a file-scoped namespace is a sibling of what it holds
             found = [(namespace, PACKAGE) for namespace in self.file_namespaces]
-        return found + [(namespace, PACKAGE) for namespace in self.usings]
+        return found + [(namespace, PACKAGE) for namespace in [*self.usings, GLOBAL]]
 
     def _qualifiers(self, node: Node, type_name: str) -> list[tuple[str, float]]:
         """The qualified names a simple type name may have where ``node`` uses it."""
@@ -170,7 +182,7 @@ class CSharpLinks(Extractor):
         owner = enclosing(name, _TYPE_DECLARATIONS)
         if owner is not None:
             qualified = ".".join(_owners(owner))
-            for namespace, _ in self._namespaces(name)[:1]:
+            for namespace, _ in [n for n in self._namespaces(name) if n[0] != GLOBAL][:1]:
                 qualified = f"{namespace}.{qualified}"
             self.add(name, method, "name", None, LOCAL, qualified)
         for static in self.statics:

@@ -14,7 +14,7 @@ from tree_sitter import Language, Node, Query, QueryCursor
 
 #: Bump when the rules change (or the language a file is read as): files indexed by an
 #: older version are re-read on the next run.
-LINK_VERSION = 7
+LINK_VERSION = 8
 
 IMPORTED = 1.0  # a name bound by an import of a module resolved to files of this repository
 LOCAL = 0.9  # defined in the same file, or a method of the enclosing class
@@ -46,7 +46,8 @@ class Link:
     # "use"; "type": only in a type position (an annotation, a declared type); "import":
     # an import or re-export line (``name`` may be ``*``); "extends": a base class, an
     # implemented or embedded interface, an embedded struct; "declares": a method an
-    # interface declares (``qualifier``: the interface)
+    # interface declares (``qualifier``: the interface); "global": a namespace a C#
+    # ``global using`` brings into every file (``target``; ``link_csharp.GLOBAL_USING``)
     kind: str = "use"
 
 

@@ -16,7 +16,8 @@ definition lives, as far as the file itself can tell:
 - Kotlin: imported types and functions (aliases too), the package's own, companion
   members and methods through their receiver's declared type (``link_kotlin.py``).
 - C#: by name, qualified by the namespaces the file is in and uses (aliases, ``using
-  static``), members through their receiver's declared type (``link_csharp.py``).
+  static``, and the repository's ``global using`` directives, read at retrieval), members
+  through their receiver's declared type (``link_csharp.py``).
 - PHP: ``use`` (classes, functions, aliases, groups) and the file's namespace, members
   through ``$this``, ``self::``/``parent::`` and typed properties (``link_php.py``).
 - Ruby: ``require``/``require_relative``, constants' methods (``Utils.escape``), bare
@@ -39,7 +40,7 @@ from tree_sitter import Node
 
 from app.indexing.languages import LanguageSpec
 from app.indexing.link_cfamily import CFamilyLinks
-from app.indexing.link_csharp import CSharpLinks
+from app.indexing.link_csharp import GLOBAL, GLOBAL_USING, CSharpLinks
 from app.indexing.link_ecmascript import EcmaScriptLinks
 from app.indexing.link_go import GoLinks
 from app.indexing.link_java import JavaLinks
@@ -66,6 +67,8 @@ from app.indexing.link_ruby import RubyLinks
 from app.indexing.link_rust import RustLinks
 
 __all__ = [
+    "GLOBAL",
+    "GLOBAL_USING",
     "IMPORTED",
     "LINK_VERSION",
     "LOCAL",

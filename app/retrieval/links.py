@@ -20,7 +20,7 @@ from sqlalchemy import Connection, Row, text
 
 from app.db.chunk_types import ChunkType
 from app.diff.changed import ChangedFunction
-from app.indexing.links import NAME_ONLY, Link
+from app.indexing.links import GLOBAL, GLOBAL_USING, NAME_ONLY, Link
 
 #: A name-only link that matches more definitions than this says nothing.
 MAX_NAME_ONLY_MATCHES = 6
@@ -51,7 +51,9 @@ _DOTTED = "replace(replace({qualified}, '::', '.'), ' ', '.')"
 
 
 def resolves(path: str, qualified: str, language: str) -> str:
-    """SQL: link ``l`` resolves to a definition at ``path`` named ``qualified``."""
+    """SQL: link ``l`` resolves to a definition at ``path`` named ``qualified``. A C#
+    qualifier led by ``GLOBAL`` stands for each namespace a ``global using`` of the
+    repository (``:r``) brings in."""
     directory = _DIR.format(path=path)
     dotted = _DOTTED.format(qualified=qualified)
     return f"""(CASE l.match
@@ -72,7 +74,10 @@ def resolves(path: str, qualified: str, language: str) -> str:
         ELSE true END)
     AND (l.qualifier IS NULL OR l.match = 'package' OR {dotted} = l.qualifier || '.' || l.name
          OR right({dotted}, length(l.qualifier) + length(l.name) + 2)
-            = '.' || l.qualifier || '.' || l.name)"""
+            = '.' || l.qualifier || '.' || l.name
+         OR (left(l.qualifier, 1) = '{GLOBAL}' AND {dotted} IN (
+            SELECT g.target || substr(l.qualifier, 2) || '.' || l.name FROM chunk_links g
+            WHERE g.repository_id = :r AND g.name = '{GLOBAL_USING}' AND g.kind = 'global')))"""
 
 
 #: A definition in the changed function's own file: the diff shows part of that file

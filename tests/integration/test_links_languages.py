@@ -126,9 +126,10 @@ CHANGES = {
                 ("src/Acme.Money/Discount.cs", "Acme.Money.Discount.Apply"),  # var = new T()
                 ("src/Acme.Shop/Cart.Audit.cs", "Acme.Shop.Cart.Audit"),  # another partial
                 ("src/Acme.Shop/Checkout.cs", "Acme.Shop.Checkout.Pay"),  # a caller
+                ("src/Acme.Pricing/Tax.cs", "Acme.Pricing.Tax.Of"),  # another file's global using
             }
         ),
-        "src/Acme.Other/PriceList.cs",
+        "src/Acme.Other/PriceList.cs",  # PriceList.PriceOf and Tax.Of elsewhere
     ),
     "rust": Change(
         "src/cart.rs",
@@ -235,6 +236,33 @@ def test_definitions_and_callers_through_the_languages_rules(
         name = re.split(r"[.:\\ ]", qualified)[-1]
         reached = [linked[k] for k in change.reached if re.split(r"[.:\\ ]", k[1])[-1] == name]
         assert reached and score < min(reached), (qualified, score, reached)
+
+
+def test_a_csharp_global_using_links_callers_in_every_file(
+    engine: Engine, settings: Settings, tmp_path: Path
+) -> None:
+    """`Tax.Of(..)` in Cart.cs, whose `Tax` only src/Acme.Shop/GlobalUsings.cs brings in:
+    changing Acme.Pricing's `Tax.Of` finds Cart.Total as its caller more surely than
+    changing the namesake in Acme.Other, which Cart.cs reaches by the bare name alone."""
+    shutil.copytree(FIXTURES / "csharp", tmp_path, dirs_exist_ok=True)
+    index_tree(engine, tmp_path)
+    caller = ("src/Acme.Shop/Cart.cs", "Acme.Shop.Cart.Total")
+    old = "    public static long Of(long cents) => cents / {};"
+    new = "    public static long Of(long cents) => (cents + 1) / {};"
+    pricing = _linked(
+        engine,
+        settings,
+        tmp_path,
+        _diff("src/Acme.Pricing/Tax.cs", 5, old.format(5), new.format(5)),
+    )
+    other = _linked(
+        engine,
+        settings,
+        tmp_path,
+        _diff("src/Acme.Other/PriceList.cs", 10, old.format(4), new.format(4)),
+    )
+    assert caller in pricing
+    assert other.get(caller, 0.0) < pricing[caller]
 
 
 def _link_rows(engine: Engine) -> dict[str, set[int]]:

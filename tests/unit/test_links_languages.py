@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.indexing.files import chunk_file
-from app.indexing.links import IMPORTED, LOCAL, NAME_ONLY, PACKAGE, Link
+from app.indexing.links import GLOBAL, GLOBAL_USING, IMPORTED, LOCAL, NAME_ONLY, PACKAGE, Link
 from app.indexing.rust_modules import crate_root, rust_stem
 
 FIXTURES = Path(__file__).parents[1] / "data" / "links"
@@ -176,8 +176,16 @@ def test_csharp_namespaces_usings_aliases_and_static_usings() -> None:
     assert _of(links, "Zero") == {("name", None, "Acme.Money.Money", IMPORTED, "use")}
     # `using static Acme.Money.Rounding; HalfUp(..)`: that class's, or this class's
     assert ("name", None, "Acme.Money.Rounding", IMPORTED, "use") in _of(links, "HalfUp")
-    # a created type's simple name: in the file's namespace, those around it, or a used one
-    assert {q for _, _, q, _, _ in _of(links, "Discount")} == {"Acme.Shop", "Acme", "Acme.Money"}
+    # a created type's simple name: in the file's namespace, those around it, a used one,
+    # or one a `global using` of any file brings in (GLOBAL, read at retrieval)
+    assert {q for _, _, q, _, _ in _of(links, "Discount")} == {
+        "Acme.Shop",
+        "Acme",
+        "Acme.Money",
+        GLOBAL,
+    }
+    # `Tax.Of(..)`, Tax in no namespace this file names: a member of GLOBAL's Tax too
+    assert ("name", None, f"{GLOBAL}.Tax", PACKAGE, "use") in _of(links, "Of")
     # a type only named in a declaration (field, parameter, local) is not linked: linking
     # those put whole classes before the callees (bench/RESULTS.md)
     assert not _of(links, "PriceList") and not _of(links, "Item")
@@ -190,6 +198,24 @@ def test_csharp_namespaces_usings_aliases_and_static_usings() -> None:
     assert {k.kind for k in links if k.name in {"BaseCart", "IPriced"}} == {"extends"}
 
 
+def test_a_csharp_global_using_is_stored_by_the_file_that_holds_it() -> None:
+    links = _links(
+        "src/GlobalUsings.cs",
+        "global using System.Linq;\nglobal using Acme.Pricing;\nusing Acme.Money;\n"
+        "global using static Acme.Money.Rounding;\n",
+    )
+    # the namespace every file of the repository may use (the platform's are not kept);
+    # a plain `using` is this file's own, and a `global using static` stays unread
+    assert [(k.line, k.name, k.target, k.kind) for k in links if k.kind == "global"] == [
+        (2, GLOBAL_USING, "Acme.Pricing", "global")
+    ]
+
+
+def test_a_csharp_method_of_its_own_class_is_not_qualified_by_the_global_namespaces() -> None:
+    links = _links("src/A.cs", "class A {\n  void M() { Next(); }\n  void Next() {}\n}\n")
+    assert _of(links, "Next") == {("name", None, "A", LOCAL, "use")}
+
+
 def test_csharp_block_namespaces_and_written_qualifiers() -> None:
     links = _links(
         "src/A.cs",
@@ -198,7 +224,7 @@ def test_csharp_block_namespaces_and_written_qualifiers() -> None:
         "      m.Plus(); this.Next(); new Acme.Money.Money(); new Item();\n    }\n  }\n}\n",
     )
     assert _of(links, "Money") == {("name", None, "Acme.Money", IMPORTED, "use")}
-    assert {q for _, _, q, _, _ in _of(links, "Item")} == {"Acme.Shop", "Acme"}
+    assert {q for _, _, q, _, _ in _of(links, "Item")} == {"Acme.Shop", "Acme", GLOBAL}
     assert _of(links, "Next") == {("name", None, "Acme.Shop.A", LOCAL, "use")}
 
 

@@ -22,7 +22,7 @@ public partial class Cart : BaseCart, IPriced
             Money price = _prices.PriceOf(item);
             sum = price.Plus(sum);
         }
-        var discount = new Discount(HalfUp(sum.Cents));
+        var discount = new Discount(HalfUp(sum.Cents) + Tax.Of(sum.Cents));
         return discount.Apply(Audit(sum));
     }
 }

@@ -1,0 +1,2 @@
+global using System.Linq;
+global using Acme.Pricing;
