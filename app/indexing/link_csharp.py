@@ -111,8 +111,7 @@ class CSharpLinks(Extractor):
 
     def _namespaces(self, node: Node) -> list[tuple[str, float]]:
         """The namespaces a simple name used at ``node`` may be in, each with its
-        confidence: the enclosing ones (innermost first), the used ones, then those of
-        the repository's ``global using`` directives (``GLOBAL``)."""
+        confidence: the enclosing ones (innermost first), then the used ones."""
         found: list[tuple[str, float]] = []
         scope = enclosing(node, _NAMESPACES)
         while scope is not None:
@@ -122,16 +121,19 @@ class CSharpLinks(Extractor):
             scope = enclosing(scope, _NAMESPACES)
         if not found:  # a file-scoped namespace is a sibling of what it holds
             found = [(namespace, PACKAGE) for namespace in self.file_namespaces]
-        return found + [(namespace, PACKAGE) for namespace in [*self.usings, GLOBAL]]
+        return found + [(namespace, PACKAGE) for namespace in self.usings]
 
     def _qualifiers(self, node: Node, type_name: str) -> list[tuple[str, float]]:
-        """The qualified names a simple type name may have where ``node`` uses it."""
+        """The qualified names a simple type name may have where ``node`` uses it: in
+        the namespaces it sees, or in one a ``global using`` of the repository brings in
+        (``GLOBAL``)."""
         if type_name in self.aliases:
             namespace, real = self.aliases[type_name]
             return [] if _platform(namespace) else [(f"{namespace}.{real}", IMPORTED)]
         if type_name in self.type_parameters:
             return []
-        return [(f"{namespace}.{type_name}", c) for namespace, c in self._namespaces(node)]
+        seen = [*self._namespaces(node), (GLOBAL, PACKAGE)]
+        return [(f"{namespace}.{type_name}", c) for namespace, c in seen]
 
     def _type_node(self, node: Node | None, kind: str) -> None:
         found = _simple(node)
@@ -182,7 +184,7 @@ class CSharpLinks(Extractor):
         owner = enclosing(name, _TYPE_DECLARATIONS)
         if owner is not None:
             qualified = ".".join(_owners(owner))
-            for namespace, _ in [n for n in self._namespaces(name) if n[0] != GLOBAL][:1]:
+            for namespace, _ in self._namespaces(name)[:1]:
                 qualified = f"{namespace}.{qualified}"
             self.add(name, method, "name", None, LOCAL, qualified)
         for static in self.statics:
