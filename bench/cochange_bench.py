@@ -129,6 +129,14 @@ REPOS = [
     ("sinatra/sinatra", "ruby"),
     ("symfony/console", "php"),
     ("madler/zlib", "c"),
+    # JavaScript, chosen 2026-12-06 (twelfth session) before any JavaScript link rule was
+    # written and before any run on them: CommonJS and ES modules, a web framework, a
+    # test runner, an HTTP client; two of them held out
+    ("expressjs/express", "javascript"),
+    ("fastify/fastify", "javascript"),
+    ("mochajs/mocha", "javascript"),
+    ("axios/axios", "javascript"),  # held out
+    ("nodejs/undici", "javascript"),  # held out
 ]
 #: Never inspected while designing or fitting; their figures are the headline ones.
 HELD_OUT = frozenset(
@@ -148,6 +156,8 @@ HELD_OUT = frozenset(
         "jekyll/jekyll",
         "thephpleague/flysystem",
         "jqlang/jq",
+        "axios/axios",
+        "nodejs/undici",
         "google/leveldb",
         "square/retrofit",
         "AutoMapper/AutoMapper",

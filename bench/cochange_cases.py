@@ -41,6 +41,13 @@ FUNCTION_TYPES = {
     "python": {"function_definition"},
     "go": {"function_declaration", "method_declaration"},
     "typescript": {"function_declaration", "method_definition"},
+    "javascript": {
+        "function_declaration",
+        "generator_function_declaration",
+        "method_definition",
+        "variable_declarator",
+        "assignment_expression",
+    },
     "java": {"method_declaration", "constructor_declaration"},
     "rust": {"function_item"},
     "kotlin": {"function_declaration"},

@@ -74,6 +74,10 @@ REPOS = [
     ("thephpleague/csv", "php"),  # the same
     ("redis/hiredis", "c"),
     ("fmtlib/fmt", "cpp"),
+    # in sample, added 2026-12-06 (twelfth session; the co-change pins' JavaScript ones)
+    ("expressjs/express", "javascript"),
+    ("fastify/fastify", "javascript"),
+    ("mochajs/mocha", "javascript"),
 ]
 BUDGETS = (2000, 4000, 8000)
 #: The co-change benchmark's pins (bench/cases/cochange.json): the commit each

@@ -51,7 +51,15 @@ class Lang:
     extensions: tuple[str, ...]
     definitions: dict[str, str]  # node type -> field holding its name
     calls: dict[str, str]  # call node type -> field holding the callee
+    #: definitions only where the node's field holds a function: `const f = () => ..`,
+    #: `exports.f = function () {..}` (node type -> that field)
+    values: dict[str, str] = field(default_factory=dict)
 
+
+#: What makes a ``Lang.values`` definition one: a function as its value.
+_FUNCTION_VALUES = frozenset(
+    {"arrow_function", "function_expression", "function", "generator_function"}
+)
 
 LANGS = {
     "python": Lang(
@@ -84,6 +92,26 @@ LANGS = {
             "type_alias_declaration": "name",
         },
         {"call_expression": "function", "new_expression": "constructor"},
+    ),
+    # JavaScript, added 2026-12-06 (twelfth session) before any JavaScript repository was
+    # looked at: a function is also one bound to a name or assigned to a property (the
+    # CommonJS `exports.f = function`, `Proto.prototype.f = function`), as JavaScript
+    # code defines most of its functions so
+    "javascript": Lang(
+        "javascript",
+        "tree_sitter_javascript",
+        "language",
+        (".js", ".mjs", ".cjs", ".jsx"),
+        {
+            "function_declaration": "name",
+            "generator_function_declaration": "name",
+            "method_definition": "name",
+            "class_declaration": "name",
+            "variable_declarator": "name",
+            "assignment_expression": "left",
+        },
+        {"call_expression": "function", "new_expression": "constructor"},
+        {"variable_declarator": "value", "assignment_expression": "right"},
     ),
     "java": Lang(
         "java",
@@ -295,7 +323,14 @@ def parse(lang: str, path: str, data: bytes) -> ParsedFile:
         if node.type in spec.definitions:
             if node.type.endswith("_specifier") and node.child_by_field_name("body") is None:
                 continue  # `struct s *p`: a use, not a definition
-            name = _name(_declared(_field(node, spec.definitions[node.type])))
+            if node.type in spec.values:
+                value = node.child_by_field_name(spec.values[node.type])
+                if value is None or value.type not in _FUNCTION_VALUES:
+                    continue  # a value bound, not a function
+            named = _field(node, spec.definitions[node.type])
+            if named is not None and named.type == "member_expression":
+                named = named.child_by_field_name("property")  # `a.b.f = function`
+            name = _name(_declared(named))
             if name:
                 defs.append(
                     Definition(
