@@ -23,6 +23,7 @@ from pathlib import PurePosixPath
 
 from tree_sitter import Node, QueryCursor
 
+from app.indexing.assigned_names import assigned_name, bound_value
 from app.indexing.chunks import Chunk, segments_of
 from app.indexing.identifiers import IGNORED_REFERENCES
 from app.indexing.languages import LanguageSpec
@@ -225,7 +226,7 @@ class _SyntaxChunker:
     def _as_def(self, node: Node) -> _Def | None:
         spec, kind = self.spec, node.type
         if kind in spec.bound_functions:
-            value = node.child_by_field_name("value")
+            value = bound_value(node)
             return _Def(node, "function") if value and value.type in spec.function_values else None
         if kind in spec.functions:
             return _Def(node, "function")
@@ -278,6 +279,8 @@ class _SyntaxChunker:
 
     def _function_name(self, node: Node) -> tuple[str, list[str] | None]:
         """The function's name, and the owner type for methods defined outside their class."""
+        if node.type == "assignment_expression":
+            return assigned_name(node, self._text)
         if node.type == "method_declaration" and self.spec.name == "go":
             receiver = node.child_by_field_name("receiver")
             owner = re.sub(r"[\s*&]|\[.*\]", "", self._receiver_type(receiver))
@@ -326,7 +329,7 @@ class _SyntaxChunker:
 
     def _body(self, node: Node) -> Node | None:
         if node.type in self.spec.bound_functions:
-            value = node.child_by_field_name("value")
+            value = bound_value(node)
             return value.child_by_field_name("body") if value is not None else None
         body = node.child_by_field_name("body")
         if body is None:

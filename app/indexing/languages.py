@@ -107,7 +107,10 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
         interpreters=("node", "nodejs", "deno", "bun"),
         functions=_JS_FUNCTIONS,
         wrappers=_JS_WRAPPERS,
-        bound_functions=frozenset({"variable_declarator", "field_definition"}),
+        # `exports.f = function`, `Router.prototype.f = function`: CommonJS defines so
+        bound_functions=frozenset(
+            {"variable_declarator", "field_definition", "assignment_expression"}
+        ),
         function_values=_JS_FUNCTION_VALUES,
     ),
     LanguageSpec(

@@ -1,5 +1,6 @@
 """Links of TypeScript and JavaScript files: ES imports of relative modules (named,
-default, namespace), re-exports, ``this`` members and same-file functions."""
+default, namespace), CommonJS ``require`` of them (the module, or names destructured
+from it), re-exports, ``this`` and ``exports`` members and same-file functions."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import posixpath
 
 from tree_sitter import Node
 
+from app.indexing.assigned_names import MODULE_EXPORTS
 from app.indexing.link_model import (
     IMPORTED,
     LOCAL,
@@ -31,14 +33,22 @@ class EcmaScriptLinks(Extractor):
     }
     DECLARATIONS = DEFINITIONS | {"import_statement", "export_statement"}
     USES = frozenset({"identifier", "type_identifier", "member_expression"})
+    #: a function assigned to a property of the module: ``exports.f = function``
+    ASSIGNMENTS = frozenset({"assignment_expression"})
+    #: ``exports.f``, ``module.exports.f``: this file's own exports
+    EXPORTS = frozenset({"exports", "module.exports"})
 
     def run(self) -> list[Link]:
         self.imports: dict[str, tuple[str | None, str | None]] = {}  # local -> (stem, name)
-        for node in self.nodes(self.DECLARATIONS):
+        for node in self.nodes(self.DECLARATIONS | self.ASSIGNMENTS):
             if node.type == "import_statement":
                 self._import(node)
             elif node.type == "export_statement" and node.child_by_field_name("source"):
                 self._reexport(node)
+            elif node.type == "variable_declarator" and _required(node) is not None:
+                self._require(node)
+            elif node.type == "assignment_expression":
+                self._assigned(node)
             elif node.type in self.DEFINITIONS and _top_level(node):
                 self.defined.add(node_text(node.child_by_field_name("name")))
         for node in self.nodes(self.USES, scoped=True):
@@ -73,6 +83,54 @@ class EcmaScriptLinks(Extractor):
                     if ident.type == "identifier":  # default import: the module's default
                         self.imports[node_text(ident)] = (stem, "default")
 
+    def _require(self, node: Node) -> None:
+        """``const m = require('./m')``: ``m`` is the module (called, its ``module.exports``;
+        a member, what it exports); ``const { a, b: c } = require('./m')``: named imports;
+        ``const a = require('./m').a``: one."""
+        specifier, member = _required(node) or ("", None)
+        stem = self._module(specifier)
+        bound = node.child_by_field_name("name")
+        if bound is None:
+            return
+        if bound.type == "identifier":
+            imported = member if member is not None else MODULE
+            self.imports[node_text(bound)] = (stem, imported)
+            if stem is not None and member is not None:
+                self.add(bound, member, "stem", stem, IMPORTED, kind="import")
+            return
+        for child in bound.named_children if bound.type == "object_pattern" else ():
+            if child.type == "shorthand_property_identifier_pattern":
+                name = local = node_text(child)
+            elif child.type == "pair_pattern":
+                key, value = child.child_by_field_name("key"), child.child_by_field_name("value")
+                if value is None or value.type != "identifier":
+                    continue
+                name, local = node_text(key), node_text(value)
+            else:
+                continue
+            self.imports[local] = (stem, name)
+            if stem is not None:
+                self.add(child, name, "stem", stem, IMPORTED, kind="import")
+
+    def _assigned(self, node: Node) -> None:
+        """``exports.f = function``, a top-level statement: ``f`` is defined here (and
+        ``g`` of ``module.exports = function g``)."""
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if not (
+            left is not None
+            and left.type == "member_expression"
+            and right is not None
+            and right.type in _FUNCTION_VALUES
+            and _top_level(node)
+        ):
+            return
+        named = right.child_by_field_name("name")
+        if node_text(left) in self.EXPORTS:
+            if named is not None:
+                self.defined.add(node_text(named))
+            return
+        self.defined.add(node_text(left.child_by_field_name("property")))
+
     def _reexport(self, node: Node) -> None:
         """``export { a } from './m'`` and ``export * from './m'``: import links to follow."""
         source = node.child_by_field_name("source")
@@ -95,6 +153,7 @@ class EcmaScriptLinks(Extractor):
             "formal_parameters",
             "required_parameter",
             "optional_parameter",
+            "pair_pattern",  # `const { a: b } = ..`: b is declared, not used
         }:
             return
         if parent.child_by_field_name("name") == node and parent.type != "call_expression":
@@ -105,14 +164,18 @@ class EcmaScriptLinks(Extractor):
             kind = "extends"
         if name in self.imports:
             stem, imported = self.imports[name]
-            if imported is None:
-                return
-            target = imported if imported != "default" else name
+            if imported is None or (imported == MODULE and _object_of_member(node)):
+                return  # a namespace, or a module whose member the member link reaches
+            target = imported if imported not in {"default", MODULE} else name
             if stem is not None:
                 self.add(node, target, "stem", stem, IMPORTED, kind=kind)
+                if imported == MODULE:  # an anonymous `module.exports = function`
+                    self.add(node, MODULE, "stem", stem, IMPORTED, kind=kind)
             self.name_only(node, target, kind)
             return
         called = parent.type in {"call_expression", "new_expression"}
+        if called and name == "require" and "require" not in self.defined:
+            return  # CommonJS's loader, not code of this repository
         if name in self.defined:
             self.add(node, name, "file", self.path, LOCAL, kind=kind)
         elif called or node.type == "type_identifier" or kind == "extends":
@@ -130,14 +193,65 @@ class EcmaScriptLinks(Extractor):
             self.add(prop, name, "file", self.path, LOCAL, owner)
             return
         receiver = node_text(obj)
+        if receiver in self.EXPORTS and not _assigned_to(node):  # this module's own export
+            self.add(prop, name, "file", self.path, LOCAL)
+            return
         if obj.type == "identifier" and receiver in self.imports:
             stem, imported = self.imports[receiver]
             if stem is not None:
-                self.add(prop, name, "stem", stem, IMPORTED, imported)
+                owner = None if imported == MODULE else imported
+                self.add(prop, name, "stem", stem, IMPORTED, owner)
             return
         parent = node.parent
         if parent is not None and parent.type == "call_expression":
             self.name_only(prop, name)
+
+
+#: what ``require('./m')`` binds a name to: the module itself, not one name it exports
+MODULE = MODULE_EXPORTS
+_FUNCTION_VALUES = frozenset(
+    {"arrow_function", "function_expression", "function", "generator_function"}
+)
+
+
+def _object_of_member(node: Node) -> bool:
+    """Whether ``node`` is the object of a member expression (``m`` of ``m.f``)."""
+    parent = node.parent
+    return (
+        parent is not None
+        and parent.type == "member_expression"
+        and (parent.child_by_field_name("object") == node)
+    )
+
+
+def _assigned_to(node: Node) -> bool:
+    """Whether ``node`` is what an assignment assigns to (``exports.f = ..``)."""
+    parent = node.parent
+    return (
+        parent is not None
+        and parent.type == "assignment_expression"
+        and (parent.child_by_field_name("left") == node)
+    )
+
+
+def _required(node: Node) -> tuple[str, str | None] | None:
+    """A declarator's ``require('spec')`` (the specifier, no member) or
+    ``require('spec').name`` (and the name); None for any other value."""
+    value = node.child_by_field_name("value")
+    member = None
+    if value is not None and value.type == "member_expression":
+        member = node_text(value.child_by_field_name("property"))
+        value = value.child_by_field_name("object")
+    if value is None or value.type != "call_expression":
+        return None
+    function = value.child_by_field_name("function")
+    arguments = value.child_by_field_name("arguments")
+    if node_text(function) != "require" or arguments is None or arguments.named_child_count != 1:
+        return None
+    argument = arguments.named_children[0]
+    if argument.type != "string":
+        return None
+    return node_text(argument).strip("'\"`"), member
 
 
 _HERITAGE = frozenset({"extends_clause", "implements_clause", "extends_type_clause"})
@@ -155,8 +269,8 @@ def _heritage(node: Node) -> bool:
 def _top_level(node: Node) -> bool:
     """A declaration of the module (maybe exported), not a local of some function."""
     parent = node.parent
-    if node.type == "variable_declarator" and parent is not None:
-        parent = parent.parent  # the lexical_declaration or variable_declaration
+    if node.type in {"variable_declarator", "assignment_expression"} and parent is not None:
+        parent = parent.parent  # the lexical_declaration, variable_declaration, statement
     while parent is not None and parent.type == "export_statement":
         parent = parent.parent
     return parent is None or parent.type == "program"

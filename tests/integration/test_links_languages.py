@@ -1,7 +1,8 @@
-"""Links of the languages of issue 52 in the database: a changed method's definitions are
-found through each language's rules (imports, packages, namespaces, ``use`` paths and
-re-exports, receivers' declared types); a namesake elsewhere is not; its callers are
-found through the same rules. The fixture projects are under tests/data/links/."""
+"""Links of the languages of issue 52 (and JavaScript's CommonJS) in the database: a
+changed method's definitions are found through each language's rules (imports, packages,
+namespaces, ``use`` paths and re-exports, ``require``, receivers' declared types); a
+namesake elsewhere is not; its callers are found through the same rules. The fixture
+projects are under tests/data/links/."""
 
 from __future__ import annotations
 
@@ -182,6 +183,23 @@ CHANGES = {
         ),
         "lib/acme/other/rounding.rb",
     ),
+    "javascript": Change(
+        "lib/shop/cart.js",
+        11,
+        "    sum = sum.plus(new Money(halfUp(lookup(item))));",
+        "    sum = sum.plus(new Money(halfUp(lookup(item) + 1)));",
+        frozenset(
+            {
+                ("lib/money/money.js", "Money"),  # `new M()` of `M = require(..)`
+                ("lib/money/money.js", "Money.zero"),  # `M.zero = function`, by `M.zero()`
+                ("lib/money/rounding.js", "halfUp"),  # `{ halfUp } = require(..)`
+                ("lib/money/rounding.js", "cents"),  # `exports.cents`, by `rounding.cents()`
+                ("lib/shop/prices.js", "priceOf"),  # `{ priceOf: lookup } = require(..)`
+                ("lib/shop/checkout.js", "pay"),  # a caller, by `cart.total()`
+            }
+        ),
+        "lib/other/prices.js",  # priceOf and halfUp elsewhere
+    ),
     "c": Change(
         "src/cart.c",
         8,
@@ -285,6 +303,7 @@ def _link_rows(engine: Engine) -> dict[str, set[int]]:
         ("ruby", "lib/acme/money/money.rb"),
         ("c", "src/cart.c"),
         ("cpp", "src/money.cc"),
+        ("javascript", "lib/money/money.js"),
     ],
 )
 def test_a_noop_reindex_rewrites_nothing_and_an_edit_only_its_files_links(

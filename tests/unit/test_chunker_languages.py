@@ -71,6 +71,16 @@ EXPECTED: dict[str, list[tuple[str, str, str, int, int]]] = {
         ("function", "once", "once", 26, 29),
         ("module", "sample", "sample.js", 31, 31),
     ],
+    # CommonJS: functions assigned to exports, a constructor's prototype or a variable
+    "sample.cjs": [
+        ("module", "sample", "sample.cjs", 1, 3),
+        ("function", "module.exports", "module.exports", 5, 10),
+        ("method", "handle", "proto.handle", 12, 15),
+        ("method", "match", "Layer.match", 17, 19),
+        ("function", "compile", "compile", 21, 23),
+        ("function", "parse", "parse", 25, 25),
+        ("module", "sample", "sample.cjs", 27, 27),
+    ],
     "sample.kt": [
         ("module", "sample", "sample.kt", 1, 3),
         ("class", "Note", "com.example.notes.Note", 5, 12),

@@ -1,6 +1,6 @@
-"""The link rules of Java, Kotlin, C#, Rust, Ruby, PHP, C and C++, one construct at a time
-(issue 52); the fixture projects under tests/data/links/ are resolved in the database by
-tests/integration/test_links_languages.py."""
+"""The link rules of Java, Kotlin, C#, Rust, Ruby, PHP, C and C++ (issue 52) and of
+JavaScript's CommonJS, one construct at a time; the fixture projects under
+tests/data/links/ are resolved in the database by tests/integration/test_links_languages.py."""
 
 from __future__ import annotations
 
@@ -268,6 +268,32 @@ def test_ruby_requires_constants_mixins_and_new() -> None:
     assert {k.kind for k in links if k.name in {"BaseCart", "Audits"}} == {"extends"}
     # Kernel's methods are nobody's
     assert not _of(links, "raise")
+
+
+def test_javascript_requires_exports_and_package_modules() -> None:
+    links = _fixture("javascript", "lib/shop/cart.js")
+    # `const Money = require('../money/money')`: the module; `new Money(..)` calls what it
+    # exports (by the name it is bound to, or an anonymous `module.exports = function`)
+    assert _of(links, "Money") == {("stem", "lib/money/money", None, IMPORTED, "use")}
+    assert _of(links, "module.exports") == {("stem", "lib/money/money", None, IMPORTED, "use")}
+    # its members, `Money.zero()` and `rounding.cents(..)`, are what that module exports
+    assert _of(links, "zero") == {("stem", "lib/money/money", None, IMPORTED, "use")}
+    assert _of(links, "cents") == {("stem", "lib/money/rounding", None, IMPORTED, "use")}
+    # destructured, aliased or not: the name the module exports
+    assert ("stem", "lib/shop/prices", None, IMPORTED, "use") in _of(links, "priceOf")
+    assert ("stem", "lib/money/rounding", None, IMPORTED, "use") in _of(links, "halfUp")
+    assert not _of(links, "lookup")
+    # `require` itself, and the module names bound, are no uses
+    assert not _of(links, "require", bare=True)
+    assert not _of(links, "rounding", bare=True)
+
+
+def test_javascript_exports_members_are_this_files() -> None:
+    links = _fixture("javascript", "lib/money/rounding.js")
+    # `exports.halfUp(..)` in `exports.cents = ..`: the function this file assigns
+    assert _of(links, "halfUp") == {("file", "lib/money/rounding.js", None, LOCAL, "use")}
+    # an assignment's target is no use of what it defines
+    assert not [k for k in links if k.name == "halfUp" and k.line == 3]
 
 
 def test_c_calls_go_to_the_included_headers_files_and_by_name() -> None:
