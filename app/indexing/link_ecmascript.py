@@ -88,10 +88,15 @@ class EcmaScriptLinks(Extractor):
         a member, what it exports); ``const { a, b: c } = require('./m')``: named imports;
         ``const a = require('./m').a``: one."""
         specifier, member = _required(node) or ("", None)
-        stem = self._module(specifier)
+        # data (`require('./package.json')`) is no module of code
+        stem = self._module(specifier) if not specifier.endswith(".json") else None
         bound = node.child_by_field_name("name")
         if bound is None:
             return
+        if not _top_level(node):  # a `require` in a function: not over the file's imports
+            names = [bound] if bound.type == "identifier" else bound.named_children
+            if any(node_text(n.child_by_field_name("value") or n) in self.imports for n in names):
+                return
         if bound.type == "identifier":
             imported = member if member is not None else MODULE
             self.imports[node_text(bound)] = (stem, imported)

@@ -288,6 +288,16 @@ def test_javascript_requires_exports_and_package_modules() -> None:
     assert not _of(links, "rounding", bare=True)
 
 
+def test_javascript_a_require_in_a_function_keeps_the_files_imports() -> None:
+    links = _fixture("javascript", "lib/shop/checkout.js")
+    # `cart` is `require('./cart')` at the top; a function's own `require` of another
+    # module under the same name does not rebind it for the whole file
+    assert _of(links, "total") == {("stem", "lib/shop/cart", None, IMPORTED, "use")}
+    assert not [k for k in links if k.target == "lib/other/prices"]
+    # `require('../../package.json')` is data: `meta.version` is no link to a module
+    assert not [k for k in links if k.name == "version" and k.match == "stem"]
+
+
 def test_javascript_exports_members_are_this_files() -> None:
     links = _fixture("javascript", "lib/money/rounding.js")
     # `exports.halfUp(..)` in `exports.cents = ..`: the function this file assigns
