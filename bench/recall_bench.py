@@ -184,6 +184,10 @@ FUNCTION_KINDS = frozenset(
         "constructor_declaration",
         "method",
         "singleton_method",
+        # JavaScript's (the resolver's ``Lang.values``: only where a function is the value)
+        "generator_function_declaration",
+        "variable_declarator",
+        "assignment_expression",
     }
 )
 #: The second baseline's name: BM25 over function chunks (``function_chunks``).
