@@ -8,6 +8,10 @@ from collections.abc import Callable
 
 from tree_sitter import Node
 
+#: the values that make a name bound to them (or a property assigned them) a function
+FUNCTION_VALUES = frozenset(
+    {"arrow_function", "function_expression", "function", "generator_function"}
+)
 #: what CommonJS assigns a module's exports to: not an owner of what is assigned
 _EXPORTS = frozenset({"exports", "module"})
 #: the name of an anonymous ``module.exports = function``: what a ``require`` of its file

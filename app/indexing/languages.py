@@ -16,6 +16,8 @@ from pathlib import PurePosixPath
 
 from tree_sitter import Language, Parser, Query
 
+from app.indexing.assigned_names import FUNCTION_VALUES
+
 C_COMMENTS = ("//", "/*", "*")
 
 
@@ -66,9 +68,7 @@ _JS_REFERENCES = """
 """
 _TS_REFERENCES = _JS_REFERENCES + "(type_identifier) @name\n"
 _JS_WRAPPERS = frozenset({"export_statement"})
-_JS_FUNCTION_VALUES = frozenset(
-    {"arrow_function", "function_expression", "function", "generator_function"}
-)
+_JS_FUNCTION_VALUES = FUNCTION_VALUES
 _TS_BOUND = frozenset({"variable_declarator", "public_field_definition"})
 _TS_CLASSES = frozenset(
     {

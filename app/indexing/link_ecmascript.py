@@ -8,7 +8,7 @@ import posixpath
 
 from tree_sitter import Node
 
-from app.indexing.assigned_names import MODULE_EXPORTS
+from app.indexing.assigned_names import FUNCTION_VALUES, MODULE_EXPORTS
 from app.indexing.link_model import (
     IMPORTED,
     LOCAL,
@@ -39,14 +39,16 @@ class EcmaScriptLinks(Extractor):
     EXPORTS = frozenset({"exports", "module.exports"})
 
     def run(self) -> list[Link]:
-        self.imports: dict[str, tuple[str | None, str | None]] = {}  # local -> (stem, name)
+        self.imports: dict[str, Imported] = {}  # local -> (stem, name)
+        # a `require` in a function binds its name in that function (by the node's id)
+        self.scoped: dict[int, dict[str, Imported]] = {}
         for node in self.nodes(self.DECLARATIONS | self.ASSIGNMENTS):
             if node.type == "import_statement":
                 self._import(node)
             elif node.type == "export_statement" and node.child_by_field_name("source"):
                 self._reexport(node)
             elif node.type == "variable_declarator" and _required(node) is not None:
-                self._require(node)
+                self._require(node, self._bindings(node))
             elif node.type == "assignment_expression":
                 self._assigned(node)
             elif node.type in self.DEFINITIONS and _top_level(node):
@@ -83,23 +85,35 @@ class EcmaScriptLinks(Extractor):
                     if ident.type == "identifier":  # default import: the module's default
                         self.imports[node_text(ident)] = (stem, "default")
 
-    def _require(self, node: Node) -> None:
+    def _bindings(self, node: Node) -> dict[str, Imported]:
+        """Where a declaration at ``node`` binds its names: the file's imports, or those of
+        the function it is in."""
+        function = enclosing(node, _FUNCTIONS)
+        return self.imports if function is None else self.scoped.setdefault(function.id, {})
+
+    def _binding(self, node: Node, name: str) -> Imported | None:
+        """What ``name`` used at ``node`` is bound to by an import or ``require``: the
+        innermost function's ``require`` first, then the file's."""
+        parent = node.parent if self.scoped else None
+        while parent is not None:
+            if parent.type in _FUNCTIONS and name in self.scoped.get(parent.id, {}):
+                return self.scoped[parent.id][name]
+            parent = parent.parent
+        return self.imports.get(name)
+
+    def _require(self, node: Node, bindings: dict[str, Imported]) -> None:
         """``const m = require('./m')``: ``m`` is the module (called, its ``module.exports``;
         a member, what it exports); ``const { a, b: c } = require('./m')``: named imports;
-        ``const a = require('./m').a``: one."""
+        ``const a = require('./m').a``: one. Bound in ``bindings``."""
         specifier, member = _required(node) or ("", None)
         # data (`require('./package.json')`) is no module of code
         stem = self._module(specifier) if not specifier.endswith(".json") else None
         bound = node.child_by_field_name("name")
         if bound is None:
             return
-        if not _top_level(node):  # a `require` in a function: not over the file's imports
-            names = [bound] if bound.type == "identifier" else bound.named_children
-            if any(node_text(n.child_by_field_name("value") or n) in self.imports for n in names):
-                return
         if bound.type == "identifier":
             imported = member if member is not None else MODULE
-            self.imports[node_text(bound)] = (stem, imported)
+            bindings[node_text(bound)] = (stem, imported)
             if stem is not None and member is not None:
                 self.add(bound, member, "stem", stem, IMPORTED, kind="import")
             return
@@ -113,7 +127,7 @@ class EcmaScriptLinks(Extractor):
                 name, local = node_text(key), node_text(value)
             else:
                 continue
-            self.imports[local] = (stem, name)
+            bindings[local] = (stem, name)
             if stem is not None:
                 self.add(child, name, "stem", stem, IMPORTED, kind="import")
 
@@ -125,7 +139,7 @@ class EcmaScriptLinks(Extractor):
             left is not None
             and left.type == "member_expression"
             and right is not None
-            and right.type in _FUNCTION_VALUES
+            and right.type in FUNCTION_VALUES
             and _top_level(node)
         ):
             return
@@ -167,9 +181,12 @@ class EcmaScriptLinks(Extractor):
         kind = "type" if node.type == "type_identifier" else "use"
         if _heritage(node):
             kind = "extends"
-        if name in self.imports:
-            stem, imported = self.imports[name]
-            if imported is None or (imported == MODULE and _object_of_member(node)):
+        binding = self._binding(node, name)
+        if binding is not None:
+            stem, imported = binding
+            if imported is None or (
+                imported == MODULE and _in_field(node, "member_expression", "object")
+            ):
                 return  # a namespace, or a module whose member the member link reaches
             target = imported if imported not in {"default", MODULE} else name
             if stem is not None:
@@ -198,11 +215,13 @@ class EcmaScriptLinks(Extractor):
             self.add(prop, name, "file", self.path, LOCAL, owner)
             return
         receiver = node_text(obj)
-        if receiver in self.EXPORTS and not _assigned_to(node):  # this module's own export
-            self.add(prop, name, "file", self.path, LOCAL)
+        if receiver in self.EXPORTS:  # this module's own export, unless assigned to here
+            if not _in_field(node, "assignment_expression", "left"):
+                self.add(prop, name, "file", self.path, LOCAL)
             return
-        if obj.type == "identifier" and receiver in self.imports:
-            stem, imported = self.imports[receiver]
+        binding = self._binding(obj, receiver) if obj.type == "identifier" else None
+        if binding is not None:
+            stem, imported = binding
             if stem is not None:
                 owner = None if imported == MODULE else imported
                 self.add(prop, name, "stem", stem, IMPORTED, owner)
@@ -214,28 +233,27 @@ class EcmaScriptLinks(Extractor):
 
 #: what ``require('./m')`` binds a name to: the module itself, not one name it exports
 MODULE = MODULE_EXPORTS
-_FUNCTION_VALUES = frozenset(
-    {"arrow_function", "function_expression", "function", "generator_function"}
+#: a module's stem (None: a package) and the name bound (None: a namespace)
+Imported = tuple[str | None, str | None]
+#: the scopes a `require` in a function binds its names in
+_FUNCTIONS = frozenset(
+    {
+        "function_declaration",
+        "generator_function_declaration",
+        "method_definition",
+        *FUNCTION_VALUES,
+    }
 )
 
 
-def _object_of_member(node: Node) -> bool:
-    """Whether ``node`` is the object of a member expression (``m`` of ``m.f``)."""
+def _in_field(node: Node, parent_type: str, field: str) -> bool:
+    """Whether ``node`` is its parent's ``field`` and the parent a ``parent_type``: the
+    object of a member (``m`` of ``m.f``), what an assignment assigns to (``exports.f``)."""
     parent = node.parent
     return (
         parent is not None
-        and parent.type == "member_expression"
-        and (parent.child_by_field_name("object") == node)
-    )
-
-
-def _assigned_to(node: Node) -> bool:
-    """Whether ``node`` is what an assignment assigns to (``exports.f = ..``)."""
-    parent = node.parent
-    return (
-        parent is not None
-        and parent.type == "assignment_expression"
-        and (parent.child_by_field_name("left") == node)
+        and parent.type == parent_type
+        and parent.child_by_field_name(field) == node
     )
 
 

@@ -288,12 +288,12 @@ def test_javascript_requires_exports_and_package_modules() -> None:
     assert not _of(links, "rounding", bare=True)
 
 
-def test_javascript_a_require_in_a_function_keeps_the_files_imports() -> None:
+def test_javascript_a_require_in_a_function_binds_its_name_in_that_function() -> None:
     links = _fixture("javascript", "lib/shop/checkout.js")
-    # `cart` is `require('./cart')` at the top; a function's own `require` of another
-    # module under the same name does not rebind it for the whole file
+    # `cart` is `require('./cart')` at the top, and `require('../other/prices')` in
+    # `refund`: each where it is bound, whatever order the declarations are read in
     assert _of(links, "total") == {("stem", "lib/shop/cart", None, IMPORTED, "use")}
-    assert not [k for k in links if k.target == "lib/other/prices"]
+    assert _of(links, "priceOf") == {("stem", "lib/other/prices", None, IMPORTED, "use")}
     # `require('../../package.json')` is data: `meta.version` is no link to a module
     assert not [k for k in links if k.name == "version" and k.match == "stem"]
 

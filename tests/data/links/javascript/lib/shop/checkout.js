@@ -8,7 +8,7 @@ function pay(items) {
 
 module.exports = { pay };
 
-// a `require` in a function does not rebind the file's `cart`; package data is no code
+// a `require` in a function binds `cart` in the function only; package data is no code
 function refund(items) {
   const cart = require('../other/prices');
   const meta = require('../../package.json');
