@@ -133,15 +133,18 @@ class EcmaScriptLinks(Extractor):
 
     def _assigned(self, node: Node) -> None:
         """``exports.f = function``, a top-level statement: ``f`` is defined here (and
-        ``g`` of ``module.exports = function g``)."""
+        ``g`` of ``module.exports = function g``). ``module.exports = require('./m')`` and
+        ``exports.f = require('./f')``: re-exports, import links to follow."""
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        if not (
-            left is not None
-            and left.type == "member_expression"
-            and right is not None
-            and right.type in FUNCTION_VALUES
-            and _top_level(node)
-        ):
+        if left is None or left.type != "member_expression" or right is None:
+            return
+        if not _top_level(node):
+            return
+        required = _require_call(right)
+        if required is not None and required[1] is None:
+            self._reexported(node, left, required[0])
+            return
+        if right.type not in FUNCTION_VALUES:
             return
         named = right.child_by_field_name("name")
         if node_text(left) in self.EXPORTS:
@@ -149,6 +152,18 @@ class EcmaScriptLinks(Extractor):
                 self.defined.add(node_text(named))
             return
         self.defined.add(node_text(left.child_by_field_name("property")))
+
+    def _reexported(self, node: Node, left: Node, specifier: str) -> None:
+        """The import link a file's ``module.exports = require(..)`` (every name, ``*``)
+        or ``exports.f = require(..)`` (``f``) makes."""
+        stem = self._module(specifier) if not specifier.endswith(".json") else None
+        if stem is None:
+            return
+        if node_text(left) == MODULE:
+            self.add(node, "*", "stem", stem, IMPORTED, kind="import")
+        elif node_text(left.child_by_field_name("object")) in self.EXPORTS:
+            name = node_text(left.child_by_field_name("property"))
+            self.add(node, name, "stem", stem, IMPORTED, kind="import")
 
     def _reexport(self, node: Node) -> None:
         """``export { a } from './m'`` and ``export * from './m'``: import links to follow."""
@@ -260,7 +275,12 @@ def _in_field(node: Node, parent_type: str, field: str) -> bool:
 def _required(node: Node) -> tuple[str, str | None] | None:
     """A declarator's ``require('spec')`` (the specifier, no member) or
     ``require('spec').name`` (and the name); None for any other value."""
-    value = node.child_by_field_name("value")
+    return _require_call(node.child_by_field_name("value"))
+
+
+def _require_call(value: Node | None) -> tuple[str, str | None] | None:
+    """``require('spec')`` (the specifier, no member) or ``require('spec').name`` (and
+    the name); None for any other expression."""
     member = None
     if value is not None and value.type == "member_expression":
         member = node_text(value.child_by_field_name("property"))

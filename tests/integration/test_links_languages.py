@@ -256,6 +256,27 @@ def test_definitions_and_callers_through_the_languages_rules(
         assert reached and score < min(reached), (qualified, score, reached)
 
 
+def test_a_javascript_caller_is_found_through_a_module_that_re_exports(
+    engine: Engine, settings: Settings, tmp_path: Path
+) -> None:
+    """bin/pay.js calls `shop.pay(..)` of `require('../lib')`, whose index.js only says
+    `module.exports = require('./shop/checkout')`: changing `pay` finds `main` there."""
+    shutil.copytree(FIXTURES / "javascript", tmp_path, dirs_exist_ok=True)
+    index_tree(engine, tmp_path)
+    linked = _linked(
+        engine,
+        settings,
+        tmp_path,
+        _diff(
+            "lib/shop/checkout.js",
+            6,
+            "  return cart.total(items);",
+            "  return cart.total(items.slice());",
+        ),
+    )
+    assert ("bin/pay.js", "main") in linked
+
+
 def test_a_csharp_global_using_links_callers_in_every_file(
     engine: Engine, settings: Settings, tmp_path: Path
 ) -> None:

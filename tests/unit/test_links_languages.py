@@ -298,6 +298,14 @@ def test_javascript_a_require_in_a_function_binds_its_name_in_that_function() ->
     assert not [k for k in links if k.name == "version" and k.match == "stem"]
 
 
+def test_javascript_module_exports_of_a_require_is_a_re_export() -> None:
+    links = _fixture("javascript", "lib/index.js")
+    # `module.exports = require('./shop/checkout')`: every name, followed there
+    assert _of(links, "*") == {("stem", "lib/shop/checkout", None, IMPORTED, "import")}
+    # `module.exports.rounding = require('./money/rounding')`: that name
+    assert _of(links, "rounding") == {("stem", "lib/money/rounding", None, IMPORTED, "import")}
+
+
 def test_javascript_exports_members_are_this_files() -> None:
     links = _fixture("javascript", "lib/money/rounding.js")
     # `exports.halfUp(..)` in `exports.cents = ..`: the function this file assigns
