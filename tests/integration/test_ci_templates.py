@@ -230,6 +230,6 @@ def test_a_push_to_the_default_branch_indexes_it_for_the_cache(
     )
     event.pop("installation", None)
     run_event(actions, tmp_path, "push", event, tmp_path)
-    assert outputs(actions)["outcomes"] == {"index": "indexed (16 files changed)"}
+    assert outputs(actions)["outcomes"] == {"index": "indexed (17 files changed)"}
     assert github.reviews == [] and github.check_runs == []
     assert (actions["temp"] / "reviewbot-index" / "reviewbot-cache.json").is_file()

@@ -55,7 +55,7 @@ def test_full_index_stores_llm_summaries_and_vectors(
     report = index_tree(engine, repo=REPO, settings=llm_settings, root=tree)
 
     assert report.files_skipped == {"binary": 1}
-    assert report.files_changed == 15  # 14 samples + broken.py; build/ and *.log ignored
+    assert report.files_changed == 16  # 15 samples + broken.py; build/ and *.log ignored
     stored = rows(engine)
     assert len(stored) == report.chunks_added == report.chunks_total > 60
     paths = {r[0] for r in stored.values()}
@@ -103,14 +103,14 @@ def test_reindex_without_changes_makes_no_model_calls(
 
     report = index_tree(engine, repo=REPO, settings=llm_settings, root=tree)
     assert fake_openai.requests == []
-    assert report.files_changed == 0 and report.files_unchanged == 15
+    assert report.files_changed == 0 and report.files_unchanged == 16
     assert rows(engine) == before
 
     for path in tree.rglob("*.go"):  # new mtime, same content: read and hashed, nothing else
         os.utime(path, ns=(1, 1))
     report = index_tree(engine, repo=REPO, settings=llm_settings, root=tree)
     assert fake_openai.requests == []
-    assert report.files_unchanged == 15
+    assert report.files_unchanged == 16
     assert rows(engine) == before
 
 
