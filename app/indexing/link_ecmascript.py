@@ -67,6 +67,11 @@ class EcmaScriptLinks(Extractor):
         joined = posixpath.normpath(posixpath.join(self.dir, specifier))
         return stem_of(joined)
 
+    def _required_module(self, specifier: str) -> str | None:
+        """The stem of a relative ``require``, or None for a package or for data
+        (``require('./package.json')`` is no module of code)."""
+        return self._module(specifier) if not specifier.endswith(".json") else None
+
     def _import(self, node: Node) -> None:
         source = node.child_by_field_name("source")
         stem = self._module(node_text(source).strip("'\"`")) if source is not None else None
@@ -106,8 +111,7 @@ class EcmaScriptLinks(Extractor):
         a member, what it exports); ``const { a, b: c } = require('./m')``: named imports;
         ``const a = require('./m').a``: one. Bound in ``bindings``."""
         specifier, member = _required(node) or ("", None)
-        # data (`require('./package.json')`) is no module of code
-        stem = self._module(specifier) if not specifier.endswith(".json") else None
+        stem = self._required_module(specifier)
         bound = node.child_by_field_name("name")
         if bound is None:
             return
@@ -156,7 +160,7 @@ class EcmaScriptLinks(Extractor):
     def _reexported(self, node: Node, left: Node, specifier: str) -> None:
         """The import link a file's ``module.exports = require(..)`` (every name, ``*``)
         or ``exports.f = require(..)`` (``f``) makes."""
-        stem = self._module(specifier) if not specifier.endswith(".json") else None
+        stem = self._required_module(specifier)
         if stem is None:
             return
         if node_text(left) == MODULE:
