@@ -1,6 +1,7 @@
 """Links of TypeScript and JavaScript files: ES imports of relative modules (named,
 default, namespace), CommonJS ``require`` of them (the module, or names destructured
-from it), re-exports, ``this`` and ``exports`` members and same-file functions."""
+from it), re-exports, ``this`` and ``exports`` members, same-file functions, and the
+components JSX renders (``<Button />``)."""
 
 from __future__ import annotations
 
@@ -194,9 +195,12 @@ class EcmaScriptLinks(Extractor):
             "pair_pattern",  # `const { a: b } = ..`: b is declared, not used
         }:
             return
-        if parent.child_by_field_name("name") == node and parent.type != "call_expression":
-            return
         name = node_text(node)
+        # `<Button />`, `<Card>`: a component rendered is called; `<div>` is the platform's
+        rendered = parent.type in _JSX_ELEMENTS and name[:1].isupper()
+        named = parent.child_by_field_name("name") == node
+        if named and parent.type != "call_expression" and not rendered:
+            return
         kind = "type" if node.type == "type_identifier" else "use"
         if _heritage(node):
             kind = "extends"
@@ -214,7 +218,7 @@ class EcmaScriptLinks(Extractor):
                     self.add(node, MODULE, "stem", stem, IMPORTED, kind=kind)
             self.name_only(node, target, kind)
             return
-        called = parent.type in {"call_expression", "new_expression"}
+        called = parent.type in {"call_expression", "new_expression"} or rendered
         if called and name == "require" and "require" not in self.defined:
             return  # CommonJS's loader, not code of this repository
         if name in self.defined:
@@ -225,8 +229,8 @@ class EcmaScriptLinks(Extractor):
     def _member(self, node: Node) -> None:
         obj = node.child_by_field_name("object")
         prop = node.child_by_field_name("property")
-        if obj is None or prop is None:
-            return
+        if obj is None or prop is None or _in_field(node, "jsx_closing_element", "name"):
+            return  # `</UI.Modal>` closes what `<UI.Modal>` linked
         name = node_text(prop)
         if obj.type == "this":
             cls = enclosing(node, self.CLASSES)
@@ -250,6 +254,8 @@ class EcmaScriptLinks(Extractor):
             self.name_only(prop, name)
 
 
+#: JSX that renders a component (the closing tag names it again)
+_JSX_ELEMENTS = frozenset({"jsx_opening_element", "jsx_self_closing_element"})
 #: what ``require('./m')`` binds a name to: the module itself, not one name it exports
 MODULE = MODULE_EXPORTS
 #: a module's stem (None: a package) and the name bound (None: a namespace)

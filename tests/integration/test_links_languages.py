@@ -277,6 +277,33 @@ def test_a_javascript_caller_is_found_through_a_module_that_re_exports(
     assert ("bin/pay.js", "main") in linked
 
 
+def test_a_react_component_is_called_where_jsx_renders_it(
+    engine: Engine, settings: Settings, tmp_path: Path
+) -> None:
+    """Changing `Button` finds `Page`, which renders `<Button />` of `./Button`, and
+    changing a namesake elsewhere does not reach it through the import."""
+    files = {
+        "src/Button.tsx": "export function Button({ label }: { label: string }) {\n"
+        "  return <button>{label}</button>;\n}\n",
+        "src/other/Button.tsx": "export function Button({ label }: { label: string }) {\n"
+        "  return <a>{label}</a>;\n}\n",
+        "src/Page.tsx": "import { Button } from './Button';\n\n"
+        'export function Page() {\n  return <div><Button label="ok" /></div>;\n}\n',
+    }
+    for path, source in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(source)
+    index_tree(engine, tmp_path)
+    found = {}
+    for path, tag in (("src/Button.tsx", "button"), ("src/other/Button.tsx", "a")):
+        old = f"  return <{tag}>{{label}}</{tag}>;"
+        changed = _linked(
+            engine, settings, tmp_path, _diff(path, 2, old, old.replace("{label}", "[{label}]"))
+        )
+        found[path] = changed.get(("src/Page.tsx", "Page"), 0.0)
+    assert found["src/Button.tsx"] > found["src/other/Button.tsx"]
+
+
 def test_a_csharp_global_using_links_callers_in_every_file(
     engine: Engine, settings: Settings, tmp_path: Path
 ) -> None:

@@ -176,6 +176,43 @@ def test_typescript_es_imports_this_and_packages() -> None:
     assert not [k for k in links if k.name == "get" and k.match == "stem"]
 
 
+PAGE = """\
+import { Button } from './Button';
+import * as UI from './ui';
+import Card from './Card';
+
+export function Page({ items }: { items: string[] }) {
+  return (
+    <div className="page">
+      <Card title="x">
+        {items.map((i) => <Button key={i} label={i} />)}
+      </Card>
+      <UI.Modal open>
+        <Local />
+      </UI.Modal>
+    </div>
+  );
+}
+
+const Local = () => <span>local</span>;
+"""
+
+
+def test_jsx_renders_components_as_calls() -> None:
+    links = _links("src/Page.tsx", PAGE)
+    # `<Button />` and `<Card>` of imported components, by the imports
+    assert ("stem", "src/Button") in _targets(links, "Button")
+    assert ("stem", "src/Card") in _targets(links, "Card")
+    # `<UI.Modal>`: the namespace import's member, once (not again by `</UI.Modal>`)
+    assert [(k.line, k.target) for k in links if k.name == "Modal"] == [(11, "src/ui")]
+    # `<Local />`: this file's component
+    assert _targets(links, "Local") == {("file", "src/Page.tsx")}
+    # `<div>` and `<span>` are the platform's elements, linked to nothing
+    assert not [k for k in links if k.name in {"div", "span"}]
+    # a closing tag is no second use
+    assert [k.line for k in links if k.name == "Card" and k.match == "stem"] == [8]
+
+
 def test_typescript_reexports_are_import_links() -> None:
     links = _links(
         "src/index.ts",
