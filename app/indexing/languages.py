@@ -68,7 +68,6 @@ _JS_REFERENCES = """
 """
 _TS_REFERENCES = _JS_REFERENCES + "(type_identifier) @name\n"
 _JS_WRAPPERS = frozenset({"export_statement"})
-_JS_FUNCTION_VALUES = FUNCTION_VALUES
 _TS_BOUND = frozenset({"variable_declarator", "public_field_definition"})
 _TS_CLASSES = frozenset(
     {
@@ -111,7 +110,7 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
         bound_functions=frozenset(
             {"variable_declarator", "field_definition", "assignment_expression"}
         ),
-        function_values=_JS_FUNCTION_VALUES,
+        function_values=FUNCTION_VALUES,
     ),
     LanguageSpec(
         name="typescript",
@@ -125,7 +124,7 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
         functions=_JS_FUNCTIONS,
         wrappers=_JS_WRAPPERS,
         bound_functions=_TS_BOUND,
-        function_values=_JS_FUNCTION_VALUES,
+        function_values=FUNCTION_VALUES,
     ),
     LanguageSpec(
         name="tsx",
@@ -138,7 +137,7 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
         functions=_JS_FUNCTIONS,
         wrappers=_JS_WRAPPERS,
         bound_functions=_TS_BOUND,
-        function_values=_JS_FUNCTION_VALUES,
+        function_values=FUNCTION_VALUES,
     ),
     LanguageSpec(
         name="go",

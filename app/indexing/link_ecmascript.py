@@ -48,8 +48,8 @@ class EcmaScriptLinks(Extractor):
                 self._import(node)
             elif node.type == "export_statement" and node.child_by_field_name("source"):
                 self._reexport(node)
-            elif node.type == "variable_declarator" and _required(node) is not None:
-                self._require(node, self._bindings(node))
+            elif node.type == "variable_declarator" and (required := _required(node)):
+                self._require(node, required, self._bindings(node))
             elif node.type == "assignment_expression":
                 self._assigned(node)
             elif node.type in self.DEFINITIONS and _top_level(node):
@@ -107,11 +107,14 @@ class EcmaScriptLinks(Extractor):
             parent = parent.parent
         return self.imports.get(name)
 
-    def _require(self, node: Node, bindings: dict[str, Imported]) -> None:
+    def _require(
+        self, node: Node, required: tuple[str, str | None], bindings: dict[str, Imported]
+    ) -> None:
         """``const m = require('./m')``: ``m`` is the module (called, its ``module.exports``;
         a member, what it exports); ``const { a, b: c } = require('./m')``: named imports;
-        ``const a = require('./m').a``: one. Bound in ``bindings``."""
-        specifier, member = _required(node) or ("", None)
+        ``const a = require('./m').a``: one (``required``: the specifier and that member).
+        Bound in ``bindings``."""
+        specifier, member = required
         stem = self._required_module(specifier)
         bound = node.child_by_field_name("name")
         if bound is None:
