@@ -72,6 +72,8 @@ REPOS = [
     ("guzzle/guzzle", "php"),
     ("Seldaek/monolog", "php"),  # in sample (the co-change pins'), added 2026-12-06
     ("thephpleague/csv", "php"),  # the same
+    ("symfony/routing", "php"),  # in sample, added 2026-12-06 (thirteenth session)
+    ("symfony/http-foundation", "php"),  # the same
     ("redis/hiredis", "c"),
     ("fmtlib/fmt", "cpp"),
     # in sample, added 2026-12-06 (twelfth session; the co-change pins' JavaScript ones)
