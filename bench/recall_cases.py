@@ -219,6 +219,8 @@ SECONDARY = re.compile(
     r"|(^|/)conftest\.py$|\.d\.ts$|(^|/)benches/.*\.rs$"
     # the languages of issue 52 (anchored at their extensions: the other pins stay as mined)
     r"|(^|/)\w*Tests?/.*\.(cs|kt|java)$|[.]Tests?/.*\.cs$|_test\.(cc|cpp|c)$|_spec\.rb$"
+    # PHP's: a Symfony component's Tests/, and PHPUnit's FooTest.php beside its code
+    r"|(^|/)\w*Tests?/.*\.php$|Test\.php$"
 )
 MAX_NAME_DEFINITIONS = 2
 MAX_CALLERS = 5
