@@ -47,8 +47,8 @@ def _env(*names: str) -> AliasChoices:
 #: Paths whose chunks rank after code (``REVIEWBOT_RETRIEVAL_SECONDARY_PATHS``).
 SECONDARY_PATHS = tuple(
     "test/ tests/ testing/ __tests__/ spec/ *Test/ *Tests/ test_*.py *_test.py conftest.py "
-    "*_test.go *_test.cc *_test.cpp *_spec.rb *.test.* *.spec.* testdata/ docs/ doc/ examples/ "
-    "example/ _examples/ benchmarks/ benches/ bench/ .github/ .circleci/ .gitlab-ci.yml "
+    "*_test.go *_test.cc *_test.cpp *_spec.rb *Test.php *.test.* *.spec.* testdata/ docs/ doc/ "
+    "examples/ example/ _examples/ benchmarks/ benches/ bench/ .github/ .circleci/ .gitlab-ci.yml "
     "requirements/ *.md *.rst *.txt *.yml *.yaml *.toml *.json *.cfg *.ini *.lock".split()
 )
 

@@ -8,9 +8,10 @@ retrieval reads as "a namespace a ``global using`` of the repository brings in"
 (``app/retrieval/links.py`` ``resolves``); editing either file re-reads that file only.
 A type's members go by the same rule (``Acme.Money.Money.Plus``), which also finds a
 partial class's methods in its other files; calls go through the receiver's declared
-type (a local, a parameter, a field or property, ``var x = new T()``). A type is linked
-where it is created or extended, not where a declaration only names it (as in Java:
-bench/RESULTS.md, "Links for every language we chunk")."""
+type (a local, a parameter, a field or property, ``var x = new T()``); ``x?.M()`` and
+``x.M<T>()`` are calls as ``x.M()`` is. A type is linked where it is created or
+extended, not where a declaration only names it (as in Java: bench/RESULTS.md, "Links
+for every language we chunk")."""
 
 from __future__ import annotations
 
@@ -159,14 +160,23 @@ class CSharpLinks(Extractor):
         function = node.child_by_field_name("function")
         if function is None:
             return
-        if function.type == "identifier":
-            self._own_method(function)
+        if function.type in {"identifier", "generic_name"}:  # M(), M<T>()
+            own = _method_name(function)
+            if own is not None:
+                self._own_method(own)
             return
-        if function.type != "member_access_expression":
+        if function.type == "member_access_expression":  # x.M()
+            name = _method_name(function.child_by_field_name("name"))
+            receiver = function.child_by_field_name("expression")
+        elif function.type == "conditional_access_expression":  # x?.M()
+            binding = function.named_children[-1] if function.named_children else None
+            if binding is None or binding.type != "member_binding_expression":
+                return
+            name = _method_name(binding.child_by_field_name("name"))
+            receiver = function.child_by_field_name("condition")
+        else:
             return
-        name = function.child_by_field_name("name")
-        receiver = function.child_by_field_name("expression")
-        if name is None or name.type != "identifier":
+        if name is None:
             return
         if receiver is None or receiver.type in {"this", "this_expression"}:  # this.M()
             self._own_method(name)
@@ -245,6 +255,13 @@ def _declared_in(scope: Node) -> dict[str, str]:
                     node_text(declarator.child_by_field_name("name")), node_text(found)
                 )
     return declared
+
+
+def _method_name(node: Node | None) -> Node | None:
+    """The identifier a call names: ``M`` of ``M`` and of ``M<T>``."""
+    if node is not None and node.type == "generic_name":
+        node = next((c for c in node.named_children if c.type == "identifier"), None)
+    return node if node is not None and node.type == "identifier" else None
 
 
 def _simple(node: Node | None) -> Node | None:

@@ -5,9 +5,14 @@ qualified name holds its namespace (``GuzzleHttp\\Handler::CurlHandler::send``),
 is the name qualified by its namespace and class, wherever the file is. Members go
 through ``$this``, ``self::``, ``static::`` and ``parent::``, a typed property or
 parameter, or ``$x = new T()``; ``extends``, ``implements`` and a class's ``use Trait``
-are extends links (siblings)."""
+are extends links (siblings). Code written before PHP 7.4 types its properties and
+parameters in docblocks (``@var T``, ``@param T $x``) or by what the constructor assigns
+(``$this->p = new T()``, ``$this->p = $typed``): both count as declared, a written type
+first. ``$this->m()`` is of the type the class's own ``m`` declares it returns."""
 
 from __future__ import annotations
+
+import re
 
 from tree_sitter import Node
 
@@ -56,6 +61,7 @@ class PhpLinks(Extractor):
         for node in self.nodes(frozenset({"namespace_use_declaration"})):
             self._use(node)
         self.declared: dict[int, dict[str, str]] = {}  # function node id -> $var -> class
+        self.returned: dict[int, dict[str, str]] = {}  # class node id -> method -> class
         for node in self.nodes(_USES, scoped=True):
             self._node(node)
         return self.links
@@ -133,9 +139,7 @@ class PhpLinks(Extractor):
         elif node.type == "function_call_expression":
             self._function_call(node.child_by_field_name("function"))
         elif node.type == "object_creation_expression":
-            created = next(
-                (c for c in node.named_children if c.type in {"name", "qualified_name"}), None
-            )
+            created = _created(node)
             if created is not None:
                 self._class_link(created, node_text(created), "use")
         else:
@@ -210,12 +214,14 @@ class PhpLinks(Extractor):
             if variable == "this":
                 return self._own_class(target)
             return self._variables(target).get(variable)
+        member = _of_this(target)
+        if member is None:
+            return None
         if target.type == "member_access_expression":
-            inner = target.child_by_field_name("object")
-            prop = target.child_by_field_name("name")
-            if inner is not None and node_text(inner) == "$this" and prop is not None:
-                return self._properties(target).get(node_text(prop))
-        return None
+            return self._properties(target).get(member)
+        return (
+            self._returns(target).get(member) if target.type == "member_call_expression" else None
+        )
 
     def _variables(self, node: Node) -> dict[str, str]:
         function = enclosing(node, _FUNCTIONS)
@@ -226,24 +232,15 @@ class PhpLinks(Extractor):
             for candidate in walk(function):
                 if candidate.type in {"simple_parameter", "property_promotion_parameter"}:
                     _typed(candidate, found)
+                elif candidate.type == "comment":  # /** @var T $x */ before a statement
+                    found.update((v, t) for t, v in _DOC_VARIABLE.findall(node_text(candidate)))
                 elif candidate.type == "assignment_expression":
                     left = candidate.child_by_field_name("left")
-                    right = candidate.child_by_field_name("right")
-                    if (
-                        left is not None
-                        and right is not None
-                        and right.type == "object_creation_expression"
-                    ):
-                        created = next(
-                            (
-                                c
-                                for c in right.named_children
-                                if c.type in {"name", "qualified_name"}
-                            ),
-                            None,
-                        )
-                        if created is not None:
-                            found.setdefault(node_text(left).lstrip("$"), node_text(created))
+                    created = _created(candidate.child_by_field_name("right"))
+                    if left is not None and created is not None:
+                        found.setdefault(node_text(left).lstrip("$"), node_text(created))
+            for written, variable in _DOC_PARAM.findall(_docblock(function)):
+                found.setdefault(variable, written)
             self.declared[function.id] = found
         return self.declared[function.id]
 
@@ -254,9 +251,10 @@ class PhpLinks(Extractor):
             return {}
         if owner.id not in self.declared:
             found: dict[str, str] = {}
+            assigned: list[Node] = []
             for candidate in walk(owner):
                 if candidate.type == "property_declaration":
-                    written = _type_of(candidate)
+                    written = _type_of(candidate) or _doc_type(_docblock(candidate))
                     for element in (
                         c for c in candidate.named_children if c.type == "property_element"
                     ):
@@ -266,8 +264,63 @@ class PhpLinks(Extractor):
                             )
                 elif candidate.type == "property_promotion_parameter":
                     _typed(candidate, found)
+                elif candidate.type == "assignment_expression":
+                    assigned.append(candidate)
             self.declared[owner.id] = found
+            for assignment in assigned:  # after every written type, which comes first
+                self._assigned(assignment, found)
         return self.declared[owner.id]
+
+    def _assigned(self, assignment: Node, found: dict[str, str]) -> None:
+        """``$this->p = new T()`` or ``$this->p = $x`` of a typed ``$x``: ``p`` is a T."""
+        left = assignment.child_by_field_name("left")
+        right = assignment.child_by_field_name("right")
+        if left is None or right is None or left.type != "member_access_expression":
+            return
+        prop, created = _of_this(left), _created(right)
+        written = node_text(created) if created is not None else None
+        if right.type == "variable_name":
+            written = self._variables(right).get(node_text(right).lstrip("$"))
+        if prop is not None and written is not None:
+            found.setdefault(prop, written)
+
+    def _returns(self, node: Node) -> dict[str, str]:
+        """What the class's own methods return (``self`` and ``static``: the class)."""
+        owner = enclosing(node, _CLASSES)
+        if owner is None:
+            return {}
+        if owner.id not in self.returned:
+            found: dict[str, str] = {}
+            own = node_text(owner.child_by_field_name("name"))
+            for method in (n for n in walk(owner) if n.type == "method_declaration"):
+                name = method.child_by_field_name("name")
+                returned = method.child_by_field_name("return_type")
+                written = _type_of_node(returned) if returned is not None else None
+                if written is None:
+                    written = _doc_type(_docblock(method), "return")
+                    if returned is not None and node_text(returned) in {"self", "static"}:
+                        written = own
+                elif written.lower() in {"self", "static"}:
+                    written = own
+                if name is not None and written is not None:
+                    found.setdefault(node_text(name), written)
+            self.returned[owner.id] = found
+        return self.returned[owner.id]
+
+
+def _created(node: Node | None) -> Node | None:
+    """The class ``new T(..)`` names (none for ``new $class``, ``new class {..}``)."""
+    if node is None or node.type != "object_creation_expression":
+        return None
+    return next((c for c in node.named_children if c.type in {"name", "qualified_name"}), None)
+
+
+def _of_this(node: Node) -> str | None:
+    """``p`` of ``$this->p`` (or of ``$this->p()``)."""
+    inner, member = node.child_by_field_name("object"), node.child_by_field_name("name")
+    if inner is None or member is None or node_text(inner) != "$this":
+        return None
+    return node_text(member)
 
 
 def _typed(parameter: Node, found: dict[str, str]) -> None:
@@ -277,12 +330,39 @@ def _typed(parameter: Node, found: dict[str, str]) -> None:
         found.setdefault(node_text(name).lstrip("$"), written)
 
 
+#: A docblock's class: ``@var Foo``, ``@param ?Foo $x``, ``@return Foo|null`` (not
+#: ``Foo[]``, a scalar, or a type whose name is not a class's).
+_CLASS = r"\??(\\?[A-Z][\w\\]*)(?![\w\\\[])"
+_DOC_PARAM = re.compile(rf"@param\s+{_CLASS}[|\w\\]*\s+(?:\.\.\.)?\$(\w+)")
+_DOC_VARIABLE = re.compile(rf"@var\s+{_CLASS}[|\w\\]*\s+\$(\w+)")
+
+
+def _docblock(node: Node) -> str:
+    """The ``/** .. */`` right before a declaration, or after its attributes."""
+    leading = [node.prev_named_sibling] + [
+        c for c in node.named_children if c.type in {"comment", "attribute_list"}
+    ]
+    for comment in (c for c in leading if c is not None and c.type == "comment"):
+        if node_text(comment).startswith("/**"):
+            return node_text(comment)
+    return ""
+
+
+def _doc_type(docblock: str, tag: str = "var") -> str | None:
+    found = re.search(rf"@{tag}\s+{_CLASS}", docblock)
+    return found.group(1) if found else None
+
+
 def _type_of(node: Node) -> str | None:
     """The class a declaration's type names (``?Foo`` and ``Foo|null`` too)."""
     declared = node.child_by_field_name("type")
     if declared is None:
         declared = next((c for c in node.named_children if c.type.endswith("_type")), None)
-    for candidate in walk(declared) if declared is not None else ():
+    return _type_of_node(declared) if declared is not None else None
+
+
+def _type_of_node(declared: Node) -> str | None:
+    for candidate in walk(declared):
         if candidate.type == "named_type":
             written = next(
                 (c for c in candidate.named_children if c.type in {"name", "qualified_name"}), None

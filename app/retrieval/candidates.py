@@ -82,7 +82,7 @@ def candidate_chunks(
 
 def secondary_paths(patterns: Sequence[str]) -> Callable[[str], bool]:
     """``is_secondary(path)`` for gitignore-style ``patterns``, each path matched once: a
-    PR's candidates come from fewer files than rows, and matching the 33 default patterns
+    PR's candidates come from fewer files than rows, and matching the default patterns
     takes microseconds a path (bench/RESULTS.md)."""
     return functools.cache(_spec(tuple(patterns)).match_file)
 

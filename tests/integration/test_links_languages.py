@@ -256,6 +256,41 @@ def test_definitions_and_callers_through_the_languages_rules(
         assert reached and score < min(reached), (qualified, score, reached)
 
 
+def test_a_php_caller_typed_by_its_docblock_is_found_as_one_typed_in_code(
+    engine: Engine, settings: Settings, tmp_path: Path
+) -> None:
+    """Ledger.php is written as before PHP 7.4: `@param Cart $cart` then
+    `$cart->total(..)`. Changing `Cart::total` finds `Ledger::record` as surely as
+    `Checkout::pay(Cart $cart, ..)`, and far above a bare name's guess."""
+    change = CHANGES["php"]
+    shutil.copytree(FIXTURES / "php", tmp_path, dirs_exist_ok=True)
+    index_tree(engine, tmp_path)
+    linked = _linked(
+        engine, settings, tmp_path, _diff(change.path, change.line, change.old, change.new)
+    )
+    typed = linked[("src/Shop/Checkout.php", "Acme\\Shop::Checkout::pay")]
+    assert linked[("src/Shop/Ledger.php", "Acme\\Shop::Ledger::record")] == pytest.approx(typed)
+    assert typed > linked[("src/Other/PriceList.php", "Acme\\Other::PriceList::priceOf")]
+
+
+def test_a_csharp_caller_through_a_null_conditional_call_is_found_as_a_plain_one(
+    engine: Engine, settings: Settings, tmp_path: Path
+) -> None:
+    """Register.cs calls `cart?.Total(items)` on its `Cart? cart` field: changing
+    `Cart.Total` finds `Register.Ring` as surely as `Checkout.Pay`'s `cart.Total(..)`
+    (before, a null-conditional call linked nothing, not even by its bare name)."""
+    change = CHANGES["csharp"]
+    shutil.copytree(FIXTURES / "csharp", tmp_path, dirs_exist_ok=True)
+    index_tree(engine, tmp_path)
+    linked = _linked(
+        engine, settings, tmp_path, _diff(change.path, change.line, change.old, change.new)
+    )
+    plain = linked[("src/Acme.Shop/Checkout.cs", "Acme.Shop.Checkout.Pay")]
+    assert linked.get(("src/Acme.Shop/Register.cs", "Acme.Shop.Register.Ring")) == pytest.approx(
+        plain
+    )
+
+
 def test_a_javascript_caller_is_found_through_a_module_that_re_exports(
     engine: Engine, settings: Settings, tmp_path: Path
 ) -> None:

@@ -231,6 +231,18 @@ def test_csharp_block_namespaces_and_written_qualifiers() -> None:
 PHP = "src/Shop/Cart.php"
 
 
+def test_csharp_null_conditional_and_generic_calls_are_linked() -> None:
+    links = _fixture("csharp", "src/Acme.Shop/Register.cs")
+
+    def owners(name: str) -> set[str | None]:
+        return {q for _, _, q, _, _ in _of(links, name, bare=True)}
+
+    # `cart?.Total(..)` through the field's type (before: no link at all)
+    assert "Acme.Shop.Cart" in owners("Total")
+    # `Find<T>(..)`, its own generic method (before: no link at all)
+    assert owners("Find") == {"Acme.Shop.Register", None}
+
+
 def test_php_uses_groups_functions_and_members() -> None:
     links = _fixture("php", PHP)
     # `use Acme\Money\Money; Money::zero()`: the class by its namespace
@@ -249,6 +261,23 @@ def test_php_uses_groups_functions_and_members() -> None:
         "Acme\\Shop.BaseCart",
     }
     assert {k.kind for k in links if k.name in {"BaseCart", "Priced", "Audits"}} == {"extends"}
+
+
+def test_php_docblock_and_constructor_assigned_types_and_own_return_types() -> None:
+    links = _fixture("php", "src/Shop/Ledger.php")
+    # `/** @var PriceList */ private $prices;`
+    assert _of(links, "priceOf") == {("name", None, "Acme\\Shop.PriceList", PACKAGE, "use")}
+    # `$this->rounding = new Rounding();` in the constructor
+    assert _of(links, "cents") == {("name", None, "Acme\\Money.Rounding", PACKAGE, "use")}
+    # `$this->discount = $discount;`, the parameter typed by `@param Discount|null`
+    assert _of(links, "apply") == {("name", None, "Acme\\Money.Discount", PACKAGE, "use")}
+    # `@param Cart $cart`; `/** @var Checkout $checkout */` and `$this->keep()->open()`,
+    # `keep(): static` and `open(): Checkout` of its own class
+    assert _of(links, "total") == {("name", None, "Acme\\Shop.Cart", PACKAGE, "use")}
+    assert _of(links, "pay") == {("name", None, "Acme\\Shop.Checkout", PACKAGE, "use")}
+    assert ("name", None, "Acme\\Shop.Ledger", PACKAGE, "use") in _of(links, "open")
+    # `@param array[] $items` names no class
+    assert not [k for k in links if k.name == "array" or k.qualifier == "Acme\\Shop.array"]
 
 
 RUBY = "lib/acme/shop/cart.rb"

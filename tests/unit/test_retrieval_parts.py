@@ -266,6 +266,9 @@ def test_a_files_diff_is_a_words_query_of_its_functions() -> None:
         ("src/billing/billing_test.go", True),
         ("docs/guide.md", True),
         ("src/components/Button.spec.tsx", True),
+        ("src/ReaderTest.php", True),  # PHPUnit's, beside the code it tests
+        ("Tests/RouteTest.php", True),  # a Symfony component's
+        ("src/Testing/Reader.php", False),
         ("src/billing/charge.py", False),
         ("src/testament/notes.py", False),  # "test/" is a directory, not a prefix
     ],
