@@ -298,9 +298,7 @@ class PhpLinks(Extractor):
                 written = _type_of_node(returned) if returned is not None else None
                 if written is None:
                     written = _doc_type(_docblock(method), "return")
-                    if returned is not None and node_text(returned) in {"self", "static"}:
-                        written = own
-                elif written.lower() in {"self", "static"}:
+                if written is not None and written.lower() in {"self", "static"}:
                     written = own
                 if name is not None and written is not None:
                     found.setdefault(node_text(name), written)

@@ -236,16 +236,24 @@ CHANGES = {
 }
 
 
+def _linked_by_change(
+    engine: Engine, settings: Settings, tmp_path: Path, language: str
+) -> dict[tuple[str, str], float]:
+    """The fixture project of ``language`` indexed, and what its ``CHANGES`` entry links."""
+    change = CHANGES[language]
+    shutil.copytree(FIXTURES / language, tmp_path, dirs_exist_ok=True)
+    index_tree(engine, tmp_path)
+    return _linked(
+        engine, settings, tmp_path, _diff(change.path, change.line, change.old, change.new)
+    )
+
+
 @pytest.mark.parametrize("language", sorted(CHANGES))
 def test_definitions_and_callers_through_the_languages_rules(
     engine: Engine, settings: Settings, tmp_path: Path, language: str
 ) -> None:
     change = CHANGES[language]
-    shutil.copytree(FIXTURES / language, tmp_path, dirs_exist_ok=True)
-    index_tree(engine, tmp_path)
-    linked = _linked(
-        engine, settings, tmp_path, _diff(change.path, change.line, change.old, change.new)
-    )
+    linked = _linked_by_change(engine, settings, tmp_path, language)
     assert change.reached <= set(linked), sorted(change.reached - set(linked))
     # the namesake elsewhere is not what the changed line calls: only its bare name links
     # it (every use has one), below the definition it is the namesake of
@@ -256,39 +264,37 @@ def test_definitions_and_callers_through_the_languages_rules(
         assert reached and score < min(reached), (qualified, score, reached)
 
 
-def test_a_php_caller_typed_by_its_docblock_is_found_as_one_typed_in_code(
-    engine: Engine, settings: Settings, tmp_path: Path
+@pytest.mark.parametrize(
+    ("language", "caller", "plain"),
+    [
+        # Ledger.php, written as before PHP 7.4: `@param Cart $cart`, then `$cart->total(..)`
+        (
+            "php",
+            ("src/Shop/Ledger.php", "Acme\\Shop::Ledger::record"),
+            ("src/Shop/Checkout.php", "Acme\\Shop::Checkout::pay"),
+        ),
+        # Register.cs: `cart?.Total(items)` on its `Cart? cart` field (before: no link at all)
+        (
+            "csharp",
+            ("src/Acme.Shop/Register.cs", "Acme.Shop.Register.Ring"),
+            ("src/Acme.Shop/Checkout.cs", "Acme.Shop.Checkout.Pay"),
+        ),
+    ],
+)
+def test_a_caller_found_as_surely_as_one_whose_type_is_written_in_code(
+    engine: Engine,
+    settings: Settings,
+    tmp_path: Path,
+    language: str,
+    caller: tuple[str, str],
+    plain: tuple[str, str],
 ) -> None:
-    """Ledger.php is written as before PHP 7.4: `@param Cart $cart` then
-    `$cart->total(..)`. Changing `Cart::total` finds `Ledger::record` as surely as
-    `Checkout::pay(Cart $cart, ..)`, and far above a bare name's guess."""
-    change = CHANGES["php"]
-    shutil.copytree(FIXTURES / "php", tmp_path, dirs_exist_ok=True)
-    index_tree(engine, tmp_path)
-    linked = _linked(
-        engine, settings, tmp_path, _diff(change.path, change.line, change.old, change.new)
-    )
-    typed = linked[("src/Shop/Checkout.php", "Acme\\Shop::Checkout::pay")]
-    assert linked[("src/Shop/Ledger.php", "Acme\\Shop::Ledger::record")] == pytest.approx(typed)
-    assert typed > linked[("src/Other/PriceList.php", "Acme\\Other::PriceList::priceOf")]
-
-
-def test_a_csharp_caller_through_a_null_conditional_call_is_found_as_a_plain_one(
-    engine: Engine, settings: Settings, tmp_path: Path
-) -> None:
-    """Register.cs calls `cart?.Total(items)` on its `Cart? cart` field: changing
-    `Cart.Total` finds `Register.Ring` as surely as `Checkout.Pay`'s `cart.Total(..)`
-    (before, a null-conditional call linked nothing, not even by its bare name)."""
-    change = CHANGES["csharp"]
-    shutil.copytree(FIXTURES / "csharp", tmp_path, dirs_exist_ok=True)
-    index_tree(engine, tmp_path)
-    linked = _linked(
-        engine, settings, tmp_path, _diff(change.path, change.line, change.old, change.new)
-    )
-    plain = linked[("src/Acme.Shop/Checkout.cs", "Acme.Shop.Checkout.Pay")]
-    assert linked.get(("src/Acme.Shop/Register.cs", "Acme.Shop.Register.Ring")) == pytest.approx(
-        plain
-    )
+    """Changing `Cart::total` finds ``caller`` as surely as ``plain``, whose parameter is
+    typed `Cart` and whose call is `cart.total(..)`; far above a bare name's guess."""
+    linked = _linked_by_change(engine, settings, tmp_path, language)
+    assert linked.get(caller) == pytest.approx(linked[plain])
+    namesake = [score for key, score in linked.items() if key[0] == CHANGES[language].namesake]
+    assert all(linked[plain] > score for score in namesake)
 
 
 def test_a_javascript_caller_is_found_through_a_module_that_re_exports(
