@@ -228,9 +228,6 @@ def test_csharp_block_namespaces_and_written_qualifiers() -> None:
     assert _of(links, "Next") == {("name", None, "Acme.Shop.A", LOCAL, "use")}
 
 
-PHP = "src/Shop/Cart.php"
-
-
 def test_csharp_null_conditional_and_generic_calls_are_linked() -> None:
     links = _fixture("csharp", "src/Acme.Shop/Register.cs")
 
@@ -241,6 +238,9 @@ def test_csharp_null_conditional_and_generic_calls_are_linked() -> None:
     assert "Acme.Shop.Cart" in owners("Total")
     # `Find<T>(..)`, its own generic method (before: no link at all)
     assert owners("Find") == {"Acme.Shop.Register", None}
+
+
+PHP = "src/Shop/Cart.php"
 
 
 def test_php_uses_groups_functions_and_members() -> None:
