@@ -115,6 +115,11 @@ REPOS = [
     # to look into the held-out PHP shortfall without looking at the held-out repositories
     ("symfony/routing", "php"),
     ("symfony/http-foundation", "php"),
+    # chosen 2026-12-07 (fourteenth session), in sample, before any run on them: two more
+    # C# libraries (a mediator by AutoMapper's author; a generic-heavy container), to look
+    # into the held-out C# shortfall without looking at the held-out repositories
+    ("jbogard/MediatR", "csharp"),
+    ("autofac/Autofac", "csharp"),
     ("google/gson", "java"),  # held out
     ("tokio-rs/axum", "rust"),  # held out
     ("square/kotlinpoet", "kotlin"),  # held out (coil-kt/coil's mirror lacks blobs)

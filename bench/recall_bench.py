@@ -74,6 +74,8 @@ REPOS = [
     ("thephpleague/csv", "php"),  # the same
     ("symfony/routing", "php"),  # in sample, added 2026-12-06 (thirteenth session)
     ("symfony/http-foundation", "php"),  # the same
+    ("jbogard/MediatR", "csharp"),  # in sample, added 2026-12-07 (fourteenth session)
+    ("autofac/Autofac", "csharp"),  # the same
     ("redis/hiredis", "c"),
     ("fmtlib/fmt", "cpp"),
     # in sample, added 2026-12-06 (twelfth session; the co-change pins' JavaScript ones)
