@@ -37,20 +37,9 @@ from app.indexing.windows import (
 )
 
 BODY_TYPES = frozenset(
-    {
-        "block",
-        "body_statement",
-        "class_body",
-        "compound_statement",
-        "constructor_body",
-        "declaration_list",
-        "enum_body",
-        "enum_class_body",
-        "field_declaration_list",
-        "function_body",
-        "interface_body",
-        "statement_block",
-    }
+    "block body_statement class_body compound_statement constructor_body declaration_list"
+    " enum_body enum_class_body field_declaration_list function_body interface_body"
+    " statement_block".split()
 )
 MAX_SIGNATURE = 300
 MAX_REFERENCES = 64
@@ -273,6 +262,8 @@ class _SyntaxChunker:
             named = spec_node.child_by_field_name("name") if spec_node else None
         if named is None and node.type == "companion_object":
             return "Companion"
+        if named is None and node.parent is not None and node.parent.type == "type_definition":
+            named = node.parent.child_by_field_name("declarator")  # typedef struct {..} T;
         if named is None:
             named = next((c for c in node.named_children if "identifier" in c.type), None)
         return self._text(named) or "<anonymous>"

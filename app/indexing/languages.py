@@ -197,7 +197,9 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
         entry="language",
         extensions=(".rb", ".rake", ".gemspec", ".ru"),
         functions=frozenset({"method", "singleton_method"}),
-        classes=frozenset({"class", "module", "singleton_class"}),
+        # `class << self` opens no scope: its methods are the class's own (`Cart.empty`),
+        # as `def self.empty` is
+        classes=frozenset({"class", "module"}),
         separator="::",
         leading=("#",),
         references="""

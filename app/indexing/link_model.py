@@ -15,8 +15,10 @@ from tree_sitter import Language, Node, Query, QueryCursor
 #: Bump when the rules change (or the language a file is read as): files indexed by an
 #: older version are re-read on the next run (chunked again too: 9 cut JavaScript's
 #: assigned functions, `exports.f = function`, into chunks of their own; 10 read PHP's
-#: docblock and constructor-assigned types, and C#'s calls `x?.M()` and `M<T>()`).
-LINK_VERSION = 10
+#: docblock and constructor-assigned types, and C#'s calls `x?.M()` and `M<T>()`; 11
+#: named Ruby's `class << self` methods as the class's, `Cart.empty` not
+#: `Cart::<anonymous>::empty`, and C's `typedef struct {..} T` as T).
+LINK_VERSION = 11
 
 IMPORTED = 1.0  # a name bound by an import of a module resolved to files of this repository
 LOCAL = 0.9  # defined in the same file, or a method of the enclosing class

@@ -21,6 +21,7 @@ EXPECTED: dict[str, list[tuple[str, str, str, int, int]]] = {
         ("class", "buffer", "buffer", 6, 10),
         ("function", "buffer_reserve", "buffer_reserve", 12, 24),
         ("function", "buffer_append", "buffer_append", 26, 33),
+        ("class", "buffer_stats", "buffer_stats", 35, 38),  # typedef struct {..} T: T
     ],
     "sample.cpp": [
         ("module", "sample", "sample.cpp", 1, 4),
@@ -110,11 +111,13 @@ EXPECTED: dict[str, list[tuple[str, str, str, int, int]]] = {
     ],
     "sample.rb": [
         ("module", "sample", "sample.rb", 1, 3),
-        ("class", "Payments", "Payments", 5, 25),
-        ("class", "Charge", "Payments::Charge", 6, 24),
+        ("class", "Payments", "Payments", 5, 31),
+        ("class", "Charge", "Payments::Charge", 6, 30),
         ("method", "for_customer", "Payments::Charge::for_customer", 10, 12),
-        ("method", "refund!", "Payments::Charge::refund!", 14, 17),
-        ("method", "amount_in_dollars", "Payments::Charge::amount_in_dollars", 21, 23),
+        # `class << self` opens no scope: its methods are the class's, as `def self.` ones
+        ("method", "recent", "Payments::Charge::recent", 15, 17),
+        ("method", "refund!", "Payments::Charge::refund!", 20, 23),
+        ("method", "amount_in_dollars", "Payments::Charge::amount_in_dollars", 27, 29),
     ],
     "sample.rs": [
         ("module", "sample", "sample.rs", 1, 3),

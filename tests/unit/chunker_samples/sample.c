@@ -31,3 +31,8 @@ int buffer_append(struct buffer *b, const char *s, size_t n)
     b->len += n;
     return 0;
 }
+
+typedef struct {
+    size_t used;
+    size_t total;
+} buffer_stats;

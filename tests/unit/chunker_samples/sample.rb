@@ -11,6 +11,12 @@ module Payments
       where(customer: customer).order(:created_at)
     end
 
+    class << self
+      def recent
+        for_customer(nil).limit(10)
+      end
+    end
+
     def refund!(reason:)
       Refund.create!(charge: self, reason: reason)
       update!(refunded: true)

@@ -1,8 +1,10 @@
 module Acme
   module Money
     module Rounding
-      def self.half_up(cents)
-        (cents + 50) / 100 * 100
+      class << self
+        def half_up(cents)
+          (cents + 50) / 100 * 100
+        end
       end
     end
   end
