@@ -126,7 +126,10 @@ class _SyntaxChunker:
             self._emit(child, [*qualifier, *(owner or []), name], in_class=False)
 
     def _emit_class(self, d: _Def, qualifier: list[str]) -> None:
-        name = self._plain_name(d.node)
+        if d.node.type == "singleton_class" and qualifier:  # Ruby's `class << self`: the
+            *qualifier, name = qualifier  # class's own outline and methods (`Cart.empty`)
+        else:
+            name = self._plain_name(d.node)
         qualified = self._qualify(qualifier, name)
         start, end = self._extent(d.node)
         hidden: set[int] = set()

@@ -197,9 +197,7 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
         entry="language",
         extensions=(".rb", ".rake", ".gemspec", ".ru"),
         functions=frozenset({"method", "singleton_method"}),
-        # `class << self` opens no scope: its methods are the class's own (`Cart.empty`),
-        # as `def self.empty` is
-        classes=frozenset({"class", "module"}),
+        classes=frozenset({"class", "module", "singleton_class"}),
         separator="::",
         leading=("#",),
         references="""

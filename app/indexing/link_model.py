@@ -16,7 +16,7 @@ from tree_sitter import Language, Node, Query, QueryCursor
 #: older version are re-read on the next run (chunked again too: 9 cut JavaScript's
 #: assigned functions, `exports.f = function`, into chunks of their own; 10 read PHP's
 #: docblock and constructor-assigned types, and C#'s calls `x?.M()` and `M<T>()`; 11
-#: named Ruby's `class << self` methods as the class's, `Cart.empty` not
+#: names Ruby's `class << self` and its methods as the class's, `Cart.empty` not
 #: `Cart::<anonymous>::empty`, and C's `typedef struct {..} T` as T).
 LINK_VERSION = 11
 

@@ -114,7 +114,9 @@ EXPECTED: dict[str, list[tuple[str, str, str, int, int]]] = {
         ("class", "Payments", "Payments", 5, 31),
         ("class", "Charge", "Payments::Charge", 6, 30),
         ("method", "for_customer", "Payments::Charge::for_customer", 10, 12),
-        # `class << self` opens no scope: its methods are the class's, as `def self.` ones
+        # `class << self` is the class itself: its outline and methods go by its name, as
+        # `def self.` ones do
+        ("class", "Charge", "Payments::Charge", 14, 18),
         ("method", "recent", "Payments::Charge::recent", 15, 17),
         ("method", "refund!", "Payments::Charge::refund!", 20, 23),
         ("method", "amount_in_dollars", "Payments::Charge::amount_in_dollars", 27, 29),
