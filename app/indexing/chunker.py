@@ -126,8 +126,10 @@ class _SyntaxChunker:
             self._emit(child, [*qualifier, *(owner or []), name], in_class=False)
 
     def _emit_class(self, d: _Def, qualifier: list[str]) -> None:
-        if d.node.type == "singleton_class" and qualifier:  # Ruby's `class << self`: the
-            *qualifier, name = qualifier  # class's own outline and methods (`Cart.empty`)
+        if d.node.type == "singleton_class" and qualifier:
+            # Ruby's `class << self` is the class itself: its outline and methods go by the
+            # class's name (`Cart.empty`), as `def self.empty` does
+            *qualifier, name = qualifier
         else:
             name = self._plain_name(d.node)
         qualified = self._qualify(qualifier, name)
@@ -266,7 +268,9 @@ class _SyntaxChunker:
         if named is None and node.type == "companion_object":
             return "Companion"
         if named is None and node.parent is not None and node.parent.type == "type_definition":
-            named = node.parent.child_by_field_name("declarator")  # typedef struct {..} T;
+            declared = node.parent.child_by_field_name("declarator")  # typedef struct {..} T;
+            if declared is not None and declared.type == "type_identifier":
+                named = declared
         if named is None:
             named = next((c for c in node.named_children if "identifier" in c.type), None)
         return self._text(named) or "<anonymous>"

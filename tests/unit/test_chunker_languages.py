@@ -22,6 +22,7 @@ EXPECTED: dict[str, list[tuple[str, str, str, int, int]]] = {
         ("function", "buffer_reserve", "buffer_reserve", 12, 24),
         ("function", "buffer_append", "buffer_append", 26, 33),
         ("class", "buffer_stats", "buffer_stats", 35, 38),  # typedef struct {..} T: T
+        ("class", "<anonymous>", "<anonymous>", 40, 42),  # a pointer's name is not its name
     ],
     "sample.cpp": [
         ("module", "sample", "sample.cpp", 1, 4),

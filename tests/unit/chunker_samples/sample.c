@@ -36,3 +36,7 @@ typedef struct {
     size_t used;
     size_t total;
 } buffer_stats;
+
+typedef struct {
+    int fd;
+} *buffer_handle;
