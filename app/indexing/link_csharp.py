@@ -9,9 +9,12 @@ retrieval reads as "a namespace a ``global using`` of the repository brings in"
 A type's members go by the same rule (``Acme.Money.Money.Plus``), which also finds a
 partial class's methods in its other files; calls go through the receiver's declared
 type (a local, a parameter, a field or property, ``var x = new T()``); ``x?.M()`` and
-``x.M<T>()`` are calls as ``x.M()`` is. A type is linked where it is created or
-extended, not where a declaration only names it (as in Java: bench/RESULTS.md, "Links
-for every language we chunk")."""
+``x.M<T>()`` are calls as ``x.M()`` is. ``x.M()`` may also call an extension method (a
+static method whose first parameter is ``this T``) of a static class in a namespace the
+file has in scope: the method's file stores it as such (kind ``EXTENSION``), and the call
+is linked to it (match ``EXTENSION``), whatever ``x``'s type. A type is linked where it
+is created or extended, not where a declaration only names it (as in Java:
+bench/RESULTS.md, "Links for every language we chunk")."""
 
 from __future__ import annotations
 
@@ -33,6 +36,11 @@ from app.indexing.link_model import (
 GLOBAL_USING = "global using"
 #: The namespace qualifier meaning "one a ``global using`` somewhere brings in".
 GLOBAL = "?"
+#: The kind of the row an extension method's file stores of it (``target``: its
+#: namespace; ``qualifier``: its class), and the match of a call ``x.M()`` that may be one
+#: (``target``: the namespaces the calling file has in scope, ``|`` around each, the
+#: global one as the empty name: ``||Acme|Acme.Shop|``).
+EXTENSION = "extension"
 #: Namespaces of the platform: a type found only there links nothing.
 PLATFORM_NAMESPACES = ("System", "Microsoft")
 _TYPE_DECLARATIONS = frozenset(
@@ -77,6 +85,12 @@ class CSharpLinks(Extractor):
             for n in self.nodes(frozenset({"type_parameter"}))
         }
         self.declared: dict[int, dict[str, str]] = {}  # scope node id -> variable -> type
+        self.in_scope = _scope_list(
+            [self._namespace_of(n) for n in self.nodes(_NAMESPACES)], self.usings
+        )
+        if self.within is None:  # what the file declares: stored, never a review's use
+            for node in self.nodes(frozenset({"method_declaration"})):
+                self._extension(node)
         for node in self.nodes(_USES, scoped=True):
             if node.type == "invocation_expression":
                 self._invocation(node)
@@ -186,6 +200,35 @@ class CSharpLinks(Extractor):
             self._member(name, owner)
         else:  # an extension method, or a value of a type not declared here
             self.name_only(name, node_text(name))
+        if owner is None or owner != node_text(receiver):  # a value's, not `Type.M()`
+            self.add(name, node_text(name), EXTENSION, self.in_scope, PACKAGE)
+
+    def _extension(self, node: Node) -> None:
+        """Stores ``node`` as an extension method when its first parameter is ``this T``."""
+        name = node.child_by_field_name("name")
+        parameters = node.child_by_field_name("parameters")
+        listed = parameters.named_children if parameters is not None else []
+        first = next((p for p in listed if p.type == "parameter"), None)
+        owner = enclosing(node, _TYPE_DECLARATIONS)
+        if name is None or first is None or owner is None:
+            return
+        if not any(c.type == "modifier" and node_text(c) == "this" for c in first.children):
+            return
+        namespace = self._namespace_of(owner)
+        qualified = ".".join([namespace, *_owners(owner)] if namespace else _owners(owner))
+        self.add(name, node_text(name), "name", namespace, IMPORTED, qualified, EXTENSION)
+
+    def _namespace_of(self, node: Node) -> str:
+        """The whole name of the namespace ``node`` is in (or declares): its blocks' names,
+        outermost first, or the file-scoped namespace's; the global one is empty."""
+        names = []
+        scope = node if node.type in _NAMESPACES else enclosing(node, _NAMESPACES)
+        while scope is not None:
+            names.append(node_text(scope.child_by_field_name("name")))
+            scope = enclosing(scope, _NAMESPACES)
+        if not names:
+            return self.file_namespaces[0] if self.file_namespaces else ""
+        return ".".join(reversed(names))
 
     def _own_method(self, name: Node) -> None:
         """``M()``: a method of the enclosing class (any of its partial files), or of a
@@ -255,6 +298,16 @@ def _declared_in(scope: Node) -> dict[str, str]:
                     node_text(declarator.child_by_field_name("name")), node_text(found)
                 )
     return declared
+
+
+def _scope_list(declared: list[str], used: list[str]) -> str:
+    """``EXTENSION``'s ``target``: the namespaces declared and those around them (code in
+    ``A.B`` sees ``A``'s), those ``using`` brings in, and the global one (empty)."""
+    seen = {"", *used}
+    for namespace in declared:
+        parts = namespace.split(".") if namespace else []
+        seen.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
+    return "|" + "|".join(sorted(seen)) + "|"
 
 
 def _method_name(node: Node | None) -> Node | None:

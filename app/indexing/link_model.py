@@ -17,8 +17,9 @@ from tree_sitter import Language, Node, Query, QueryCursor
 #: assigned functions, `exports.f = function`, into chunks of their own; 10 read PHP's
 #: docblock and constructor-assigned types, and C#'s calls `x?.M()` and `M<T>()`; 11
 #: names Ruby's `class << self` and its methods as the class's, `Cart.empty` not
-#: `Cart::<anonymous>::empty`, and C's `typedef struct {..} T` as T).
-LINK_VERSION = 11
+#: `Cart::<anonymous>::empty`, and C's `typedef struct {..} T` as T; 12 stores C#'s
+#: extension methods and links `x.M()` to them).
+LINK_VERSION = 12
 
 IMPORTED = 1.0  # a name bound by an import of a module resolved to files of this repository
 LOCAL = 0.9  # defined in the same file, or a method of the enclosing class
@@ -42,7 +43,8 @@ class Link:
     # "file" (a path), "module" (a path suffix), "stem" (a JS/TS path without extension),
     # "dir" (a Go package directory), "package" (a Go import path), "pkgdir" (a directory
     # ending so: a Java package), "rsmod" (a Rust module, ``rust_stem``), "cstem" (a C or
-    # C++ file name without extension: a header's), "name" (anywhere)
+    # C++ file name without extension: a header's), "extension" (a C# extension method
+    # in one of the namespaces ``target`` lists, ``link_csharp.EXTENSION``), "name" (anywhere)
     match: str
     target: str | None
     qualifier: str | None  # the class (methods) or Go package name the definition is in
@@ -51,7 +53,8 @@ class Link:
     # an import or re-export line (``name`` may be ``*``); "extends": a base class, an
     # implemented or embedded interface, an embedded struct; "declares": a method an
     # interface declares (``qualifier``: the interface); "global": a namespace a C#
-    # ``global using`` brings into every file (``target``; ``link_csharp.GLOBAL_USING``)
+    # ``global using`` brings into every file (``target``; ``link_csharp.GLOBAL_USING``);
+    # "extension": a C# extension method (``link_csharp.EXTENSION``)
     kind: str = "use"
 
 

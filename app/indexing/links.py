@@ -40,7 +40,7 @@ from tree_sitter import Node
 
 from app.indexing.languages import LanguageSpec
 from app.indexing.link_cfamily import CFamilyLinks
-from app.indexing.link_csharp import GLOBAL, GLOBAL_USING, CSharpLinks
+from app.indexing.link_csharp import EXTENSION, GLOBAL, GLOBAL_USING, CSharpLinks
 from app.indexing.link_ecmascript import EcmaScriptLinks
 from app.indexing.link_go import GoLinks
 from app.indexing.link_java import JavaLinks
@@ -67,6 +67,7 @@ from app.indexing.link_ruby import RubyLinks
 from app.indexing.link_rust import RustLinks
 
 __all__ = [
+    "EXTENSION",
     "GLOBAL",
     "GLOBAL_USING",
     "IMPORTED",

@@ -20,7 +20,7 @@ from sqlalchemy import Connection, Row, text
 
 from app.db.chunk_types import ChunkType
 from app.diff.changed import ChangedFunction
-from app.indexing.links import GLOBAL, GLOBAL_USING, NAME_ONLY, Link
+from app.indexing.links import EXTENSION, GLOBAL, GLOBAL_USING, NAME_ONLY, Link
 
 #: A name-only link that matches more definitions than this says nothing.
 MAX_NAME_ONLY_MATCHES = 6
@@ -53,7 +53,9 @@ _DOTTED = "replace(replace({qualified}, '::', '.'), ' ', '.')"
 def resolves(path: str, qualified: str, language: str) -> str:
     """SQL: link ``l`` resolves to a definition at ``path`` named ``qualified``. A C#
     qualifier led by ``GLOBAL`` stands for each namespace a ``global using`` of the
-    repository (``:r``) brings in."""
+    repository (``:r``) brings in; a C# ``EXTENSION`` link resolves to the extension
+    methods of its name stored in a namespace its file has in scope (its ``target``) or a
+    ``global using`` brings in."""
     directory = _DIR.format(path=path)
     dotted = _DOTTED.format(qualified=qualified)
     return f"""(CASE l.match
@@ -66,6 +68,12 @@ def resolves(path: str, qualified: str, language: str) -> str:
             OR right({directory}, length(l.target) + 1) = '/' || l.target
         WHEN 'rsmod' THEN {_RUST_STEM.format(path=path)} = l.target
         WHEN 'cstem' THEN {_CSTEM.format(path=path)} = l.target
+        WHEN '{EXTENSION}' THEN {dotted} IN (
+            SELECT e.qualifier || '.' || l.name FROM chunk_links e
+            WHERE e.repository_id = :r AND e.name = l.name AND e.kind = '{EXTENSION}'
+            AND (position('|' || e.target || '|' IN l.target) > 0 OR e.target IN (
+                SELECT g.target FROM chunk_links g WHERE g.repository_id = :r
+                AND g.name = '{GLOBAL_USING}' AND g.kind = 'global')))
         WHEN 'package' THEN {language} = 'go' AND (CASE WHEN {directory} = ''
             THEN {qualified} LIKE l.qualifier || '.%'
             ELSE l.target = {directory}

@@ -128,9 +128,11 @@ CHANGES = {
                 ("src/Acme.Shop/Cart.Audit.cs", "Acme.Shop.Cart.Audit"),  # another partial
                 ("src/Acme.Shop/Checkout.cs", "Acme.Shop.Checkout.Pay"),  # a caller
                 ("src/Acme.Pricing/Tax.cs", "Acme.Pricing.Tax.Of"),  # another file's global using
+                # an extension method in a namespace `using` brings in
+                ("src/Acme.Money/MoneyExtensions.cs", "Acme.Money.MoneyExtensions.Doubled"),
             }
         ),
-        "src/Acme.Other/PriceList.cs",  # PriceList.PriceOf and Tax.Of elsewhere
+        "src/Acme.Other/PriceList.cs",  # PriceList.PriceOf, Tax.Of and Doubled elsewhere
     ),
     "rust": Change(
         "src/cart.rs",
@@ -346,31 +348,50 @@ def test_a_react_component_is_called_where_jsx_renders_it(
     assert found["src/Button.tsx"] > found["src/other/Button.tsx"]
 
 
-def test_a_csharp_global_using_links_callers_in_every_file(
-    engine: Engine, settings: Settings, tmp_path: Path
+#: (path, line, old, new): a one-line change
+_Edit = tuple[str, int, str, str]
+_OF = "    public static long Of(long cents) => {};"
+_DOUBLED = "    public static {} Doubled(this {} {}) => {};"
+
+
+@pytest.mark.parametrize(
+    ("in_scope", "namesake"),
+    [
+        # `Tax.Of(..)` in Cart.cs, whose `Tax` only src/Acme.Shop/GlobalUsings.cs brings in
+        (
+            ("src/Acme.Pricing/Tax.cs", 5, _OF.format("cents / 5"), _OF.format("cents / 6")),
+            ("src/Acme.Other/PriceList.cs", 10, _OF.format("cents / 4"), _OF.format("cents / 3")),
+        ),
+        # `sum.Doubled()` in Cart.cs: an extension method of Acme.Money, which Cart.cs uses
+        (
+            (
+                "src/Acme.Money/MoneyExtensions.cs",
+                6,
+                _DOUBLED.format("Money", "Money", "money", "money.Plus(money)"),
+                _DOUBLED.format("Money", "Money", "money", "money.Plus(money).Plus(money)"),
+            ),
+            (
+                "src/Acme.Other/PriceList.cs",
+                15,
+                _DOUBLED.format("long", "long", "cents", "cents * 2"),
+                _DOUBLED.format("long", "long", "cents", "cents * 3"),
+            ),
+        ),
+    ],
+)
+def test_a_csharp_caller_is_found_through_the_namespaces_its_file_has_in_scope(
+    engine: Engine, settings: Settings, tmp_path: Path, in_scope: _Edit, namesake: _Edit
 ) -> None:
-    """`Tax.Of(..)` in Cart.cs, whose `Tax` only src/Acme.Shop/GlobalUsings.cs brings in:
-    changing Acme.Pricing's `Tax.Of` finds Cart.Total as its caller more surely than
-    changing the namesake in Acme.Other, which Cart.cs reaches by the bare name alone."""
+    """Changing the definition in a namespace Cart.cs has in scope finds Cart.Total as its
+    caller more surely than changing the namesake in Acme.Other, which Cart.cs reaches by
+    the bare name alone."""
     shutil.copytree(FIXTURES / "csharp", tmp_path, dirs_exist_ok=True)
     index_tree(engine, tmp_path)
     caller = ("src/Acme.Shop/Cart.cs", "Acme.Shop.Cart.Total")
-    old = "    public static long Of(long cents) => cents / {};"
-    new = "    public static long Of(long cents) => (cents + 1) / {};"
-    pricing = _linked(
-        engine,
-        settings,
-        tmp_path,
-        _diff("src/Acme.Pricing/Tax.cs", 5, old.format(5), new.format(5)),
-    )
-    other = _linked(
-        engine,
-        settings,
-        tmp_path,
-        _diff("src/Acme.Other/PriceList.cs", 10, old.format(4), new.format(4)),
-    )
-    assert caller in pricing
-    assert other.get(caller, 0.0) < pricing[caller]
+    reached = _linked(engine, settings, tmp_path, _diff(*in_scope))
+    other = _linked(engine, settings, tmp_path, _diff(*namesake))
+    assert caller in reached
+    assert other.get(caller, 0.0) < reached[caller]
 
 
 def _link_rows(engine: Engine) -> dict[str, set[int]]:

@@ -6,8 +6,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.indexing.files import chunk_file
-from app.indexing.links import GLOBAL, GLOBAL_USING, IMPORTED, LOCAL, NAME_ONLY, PACKAGE, Link
+from app.indexing.files import chunk_file, parse_file
+from app.indexing.links import (
+    EXTENSION,
+    GLOBAL,
+    GLOBAL_USING,
+    IMPORTED,
+    LOCAL,
+    NAME_ONLY,
+    PACKAGE,
+    Link,
+)
 from app.indexing.rust_modules import crate_root, rust_stem
 
 FIXTURES = Path(__file__).parents[1] / "data" / "links"
@@ -195,6 +204,13 @@ def test_csharp_namespaces_usings_aliases_and_static_usings() -> None:
     assert not any(k.qualifier and k.qualifier.startswith("System") for k in links)
     # a method of this class: any of its partial files
     assert ("name", None, "Acme.Shop.Cart", LOCAL, "use") in _of(links, "Audit")
+    # `sum.Doubled()` on a `var` of no written type: an extension method of any
+    # namespace in scope (this file's, those around it, a used one, the global one)
+    assert _of(links, "Doubled") == {
+        (EXTENSION, "||Acme|Acme.Money|Acme.Shop|", None, PACKAGE, "use")
+    }
+    # `Tax.Of(..)` names a type, whose static method no extension method can be
+    assert all(match != EXTENSION for match, *_ in _of(links, "Of"))
     assert {k.kind for k in links if k.name in {"BaseCart", "IPriced"}} == {"extends"}
 
 
@@ -209,6 +225,33 @@ def test_a_csharp_global_using_is_stored_by_the_file_that_holds_it() -> None:
     assert [(k.line, k.name, k.target, k.kind) for k in links if k.kind == "global"] == [
         (2, GLOBAL_USING, "Acme.Pricing", "global")
     ]
+
+
+EXTENSIONS = """namespace Acme {
+namespace Money {
+  public static class MoneyExtensions {
+    public static Money Doubled(this Money m) => m.Plus(m);
+    public static Money Same(Money m) => m;
+    public static class Nested { public static int Twice(this int x) => x * 2; }
+  }
+}
+}
+"""
+
+
+def test_a_csharp_file_stores_its_extension_methods_with_their_namespace() -> None:
+    links = _links("src/Ext.cs", EXTENSIONS)
+    stored = [(k.line, k.name, k.target, k.qualifier) for k in links if k.kind == EXTENSION]
+    # a first parameter `this T` makes an extension method; block namespaces joined
+    assert stored == [
+        (4, "Doubled", "Acme.Money", "Acme.Money.MoneyExtensions"),
+        (6, "Twice", "Acme.Money", "Acme.Money.MoneyExtensions.Nested"),
+    ]
+    # `m.Plus(m)`: may be an extension method of the namespaces in scope
+    assert (EXTENSION, "||Acme|Acme.Money|", None, PACKAGE, "use") in _of(links, "Plus")
+    # a review reads a changed function's uses: what its file declares is no use
+    within = parse_file("src/Ext.cs", EXTENSIONS.encode()).links(((4, 4),))
+    assert within and not any(k.kind == EXTENSION for k in within)
 
 
 def test_a_csharp_method_of_its_own_class_is_not_qualified_by_the_global_namespaces() -> None:

@@ -9,3 +9,8 @@ public static class Tax
 {
     public static long Of(long cents) => cents / 4;
 }
+
+public static class OtherExtensions
+{
+    public static long Doubled(this long cents) => cents * 2;
+}
