@@ -72,11 +72,13 @@ class CSharpLinks(Extractor):
         self.usings: list[str] = []  # namespaces `using` brings in
         self.aliases: dict[str, tuple[str, str]] = {}  # alias -> (namespace, type)
         self.statics: list[str] = []  # `using static A.B.C`: "A.B.C"
+        self.using_nodes: list[tuple[Node, str]] = []  # each of ``usings``, where it is
         for node in self.nodes(frozenset({"using_directive"})):
             self._using(node)
+        self.file_scoped = self.nodes(frozenset({"file_scoped_namespace_declaration"}))
         self.file_namespaces = [
             ".".join(parts[:n])
-            for declared in self.nodes(frozenset({"file_scoped_namespace_declaration"}))
+            for declared in self.file_scoped
             for parts in [node_text(declared.child_by_field_name("name")).split(".")]
             for n in range(len(parts), 0, -1)
         ]
@@ -85,9 +87,12 @@ class CSharpLinks(Extractor):
             for n in self.nodes(frozenset({"type_parameter"}))
         }
         self.declared: dict[int, dict[str, str]] = {}  # scope node id -> variable -> type
-        self.in_scope = _scope_list(
-            [self._namespace_of(n) for n in self.nodes(_NAMESPACES)], self.usings
-        )
+        used = [
+            f"{outer}.{dotted}" if outer else dotted
+            for node, dotted in self.using_nodes
+            for outer in ["", *_outer(self._using_namespace(node))]
+        ]
+        self.in_scope = _scope_list([self._namespace_of(n) for n in self.nodes(_NAMESPACES)], used)
         if self.within is None:  # what the file declares: stored, never a review's use
             for node in self.nodes(frozenset({"method_declaration"})):
                 self._extension(node)
@@ -121,6 +126,7 @@ class CSharpLinks(Extractor):
             self.statics.append(dotted)
         elif not _platform(dotted):
             self.usings.append(dotted)
+            self.using_nodes.append((node, dotted))
             if any(c.type == "global" for c in node.children):
                 self.add(node, GLOBAL_USING, "name", dotted, IMPORTED, kind="global")
 
@@ -230,6 +236,16 @@ class CSharpLinks(Extractor):
             return self.file_namespaces[0] if self.file_namespaces else ""
         return ".".join(reversed(names))
 
+    def _using_namespace(self, node: Node) -> str:
+        """The namespace a ``using`` is inside, whose names it may name relative to it
+        (``namespace Acme; using Money;``: Acme.Money), or "" at the file's top."""
+        if enclosing(node, _NAMESPACES) is not None:
+            return self._namespace_of(node)
+        for declared in self.file_scoped:
+            if declared.start_byte < node.start_byte:
+                return self._namespace_of(declared)
+        return ""
+
     def _own_method(self, name: Node) -> None:
         """``M()``: a method of the enclosing class (any of its partial files), or of a
         ``using static`` class."""
@@ -302,12 +318,17 @@ def _declared_in(scope: Node) -> dict[str, str]:
 
 def _scope_list(declared: list[str], used: list[str]) -> str:
     """``EXTENSION``'s ``target``: the namespaces declared and those around them (code in
-    ``A.B`` sees ``A``'s), those ``using`` brings in, and the global one (empty)."""
+    ``A.B`` sees ``A``'s), the global one (empty), and those ``used``."""
     seen = {"", *used}
     for namespace in declared:
-        parts = namespace.split(".") if namespace else []
-        seen.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
+        seen.update(_outer(namespace))
     return "|" + "|".join(sorted(seen)) + "|"
+
+
+def _outer(namespace: str) -> list[str]:
+    """``A.B.C`` -> A, A.B, A.B.C."""
+    parts = namespace.split(".") if namespace else []
+    return [".".join(parts[:n]) for n in range(1, len(parts) + 1)]
 
 
 def _method_name(node: Node | None) -> Node | None:

@@ -249,6 +249,18 @@ def test_a_csharp_file_stores_its_extension_methods_with_their_namespace() -> No
     ]
     # `m.Plus(m)`: may be an extension method of the namespaces in scope
     assert (EXTENSION, "||Acme|Acme.Money|", None, PACKAGE, "use") in _of(links, "Plus")
+    # a `using` inside a namespace may be relative to it: `using Money;` in Acme.Shop
+    relative = _links(
+        "src/A.cs",
+        "namespace Acme.Shop;\nusing Money;\nclass A { void Run(Cart cart) { cart.Sum(); } }\n",
+    )
+    assert (
+        EXTENSION,
+        "||Acme|Acme.Money|Acme.Shop|Acme.Shop.Money|Money|",
+        None,
+        PACKAGE,
+        "use",
+    ) in _of(relative, "Sum")
     # a review reads a changed function's uses: what its file declares is no use
     within = parse_file("src/Ext.cs", EXTENSIONS.encode()).links(((4, 4),))
     assert within and not any(k.kind == EXTENSION for k in within)
