@@ -17,7 +17,8 @@ definition lives, as far as the file itself can tell:
   members and methods through their receiver's declared type (``link_kotlin.py``).
 - C#: by name, qualified by the namespaces the file is in and uses (aliases, ``using
   static``, and the repository's ``global using`` directives, read at retrieval), members
-  through their receiver's declared type (``link_csharp.py``).
+  through their receiver's declared type, extension methods through the namespaces in
+  scope (``link_csharp.py``).
 - PHP: ``use`` (classes, functions, aliases, groups) and the file's namespace, members
   through ``$this``, ``self::``/``parent::`` and typed properties (``link_php.py``).
 - Ruby: ``require``/``require_relative``, constants' methods (``Utils.escape``), bare
