@@ -69,12 +69,12 @@ class CSharpLinks(Extractor):
     BY_NAME_TOO = True
 
     def run(self) -> list[Link]:
-        self.usings: list[str] = []  # namespaces `using` brings in
         self.aliases: dict[str, tuple[str, str]] = {}  # alias -> (namespace, type)
         self.statics: list[str] = []  # `using static A.B.C`: "A.B.C"
-        self.using_nodes: list[tuple[Node, str]] = []  # each of ``usings``, where it is
+        self.using_nodes: list[tuple[Node, str]] = []  # a namespace `using` brings in
         for node in self.nodes(frozenset({"using_directive"})):
             self._using(node)
+        self.usings = [dotted for _, dotted in self.using_nodes]  # as written
         self.file_scoped = self.nodes(frozenset({"file_scoped_namespace_declaration"}))
         self.file_namespaces = [
             ".".join(parts[:n])
@@ -125,7 +125,6 @@ class CSharpLinks(Extractor):
         elif any(c.type == "static" for c in node.children):
             self.statics.append(dotted)
         elif not _platform(dotted):
-            self.usings.append(dotted)
             self.using_nodes.append((node, dotted))
             if any(c.type == "global" for c in node.children):
                 self.add(node, GLOBAL_USING, "name", dotted, IMPORTED, kind="global")

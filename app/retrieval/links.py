@@ -50,6 +50,13 @@ _CSTEM = r"regexp_replace({path}, '^(.*/)?|\.[^./]*$', '', 'g')"
 _DOTTED = "replace(replace({qualified}, '::', '.'), ' ', '.')"
 
 
+#: The rows of the namespaces the repository's ``global using`` directives bring in
+#: (``g.target``).
+_GLOBAL_USINGS = (
+    f"chunk_links g WHERE g.repository_id = :r AND g.name = '{GLOBAL_USING}' AND g.kind = 'global'"
+)
+
+
 def resolves(path: str, qualified: str, language: str) -> str:
     """SQL: link ``l`` resolves to a definition at ``path`` named ``qualified``. A C#
     qualifier led by ``GLOBAL`` stands for each namespace a ``global using`` of the
@@ -71,9 +78,8 @@ def resolves(path: str, qualified: str, language: str) -> str:
         WHEN '{EXTENSION}' THEN {dotted} IN (
             SELECT e.qualifier || '.' || l.name FROM chunk_links e
             WHERE e.repository_id = :r AND e.name = l.name AND e.kind = '{EXTENSION}'
-            AND (position('|' || e.target || '|' IN l.target) > 0 OR e.target IN (
-                SELECT g.target FROM chunk_links g WHERE g.repository_id = :r
-                AND g.name = '{GLOBAL_USING}' AND g.kind = 'global')))
+            AND (position('|' || e.target || '|' IN l.target) > 0
+                OR e.target IN (SELECT g.target FROM {_GLOBAL_USINGS})))
         WHEN 'package' THEN {language} = 'go' AND (CASE WHEN {directory} = ''
             THEN {qualified} LIKE l.qualifier || '.%'
             ELSE l.target = {directory}
@@ -84,8 +90,8 @@ def resolves(path: str, qualified: str, language: str) -> str:
          OR right({dotted}, length(l.qualifier) + length(l.name) + 2)
             = '.' || l.qualifier || '.' || l.name
          OR (left(l.qualifier, 1) = '{GLOBAL}' AND {dotted} IN (
-            SELECT g.target || substr(l.qualifier, 2) || '.' || l.name FROM chunk_links g
-            WHERE g.repository_id = :r AND g.name = '{GLOBAL_USING}' AND g.kind = 'global')))"""
+            SELECT g.target || substr(l.qualifier, 2) || '.' || l.name
+            FROM {_GLOBAL_USINGS})))"""
 
 
 #: A definition in the changed function's own file: the diff shows part of that file

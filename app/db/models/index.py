@@ -123,7 +123,7 @@ class ChunkLink(Base):
     target: Mapped[str | None] = mapped_column(Text)
     qualifier: Mapped[str | None] = mapped_column(Text)
     confidence: Mapped[float] = mapped_column(Float)
-    kind: Mapped[str] = mapped_column(String(16), server_default="use")  # use|type|import
+    kind: Mapped[str] = mapped_column(String(16), server_default="use")  # Link.kind
 
 
 class HistoryCommit(Base):
