@@ -120,6 +120,11 @@ REPOS = [
     # into the held-out C# shortfall without looking at the held-out repositories
     ("jbogard/MediatR", "csharp"),
     ("autofac/Autofac", "csharp"),
+    # chosen 2026-12-07 (sixteenth session), in sample, before any run on them: an HTTP
+    # library in Rust and a header-heavy C++ library, to look into held-out Rust's
+    # co-change at 2,000 tokens and C++'s at 8,000 without looking at the held-out ones
+    ("hyperium/hyper", "rust"),
+    ("gabime/spdlog", "cpp"),
     ("google/gson", "java"),  # held out
     ("tokio-rs/axum", "rust"),  # held out
     ("square/kotlinpoet", "kotlin"),  # held out (coil-kt/coil's mirror lacks blobs)

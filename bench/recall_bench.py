@@ -76,6 +76,8 @@ REPOS = [
     ("symfony/http-foundation", "php"),  # the same
     ("jbogard/MediatR", "csharp"),  # in sample, added 2026-12-07 (fourteenth session)
     ("autofac/Autofac", "csharp"),  # the same
+    ("hyperium/hyper", "rust"),  # in sample, added 2026-12-07 (sixteenth session)
+    ("gabime/spdlog", "cpp"),  # the same
     ("redis/hiredis", "c"),
     ("fmtlib/fmt", "cpp"),
     # in sample, added 2026-12-06 (twelfth session; the co-change pins' JavaScript ones)
