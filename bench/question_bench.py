@@ -230,11 +230,10 @@ def report(rows: list[dict[str, Any]], embedder: str) -> None:
         sample = "held out" if r.get("held_out") else "in sample"
         groups[(r["retriever"], sample)].append(r)
         groups[(r["retriever"], f"{sample} {r['language']}")].append(r)
+    languages = sorted({f" {r['language']}" for r in rows})
     for retriever in [*QUESTION_RETRIEVERS, *BASELINES]:
         for scope in (
-            f"{sample}{lang}"
-            for sample in ("held out", "in sample")
-            for lang in ("", " python", " go", " typescript")
+            f"{sample}{lang}" for sample in ("held out", "in sample") for lang in ("", *languages)
         ):
             group = groups.get((retriever, scope), [])
             if group:
