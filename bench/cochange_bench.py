@@ -152,6 +152,21 @@ REPOS = [
     ("mochajs/mocha", "javascript"),
     ("axios/axios", "javascript"),  # held out
     ("nodejs/undici", "javascript"),  # held out
+    # held out, chosen 2026-12-07 (seventeenth session) before any run on them and with
+    # app/ unchanged since: a third held-out repository for each of issue 52's eight
+    # languages, every language alike (not only those short of a criterion), as the three
+    # shortfalls left were each within chance. Issue 52 is judged on all three a language.
+    # Pre-named alternates for one that yields under 10 cases: mockito/mockito,
+    # square/wire, Humanizr/Humanizer, tokio-rs/tracing, sidekiq/sidekiq,
+    # composer/composer, libuv/libuv, CLIUtils/CLI11.
+    ("FasterXML/jackson-core", "java"),
+    ("square/okio", "kotlin"),
+    ("FakeItEasy/FakeItEasy", "csharp"),
+    ("rust-random/rand", "rust"),
+    ("ruby-grape/grape", "ruby"),
+    ("slimphp/Slim", "php"),
+    ("tmux/tmux", "c"),
+    ("google/benchmark", "cpp"),
 ]
 #: Never inspected while designing or fitting; their figures are the headline ones.
 HELD_OUT = frozenset(
@@ -182,6 +197,14 @@ HELD_OUT = frozenset(
         "sinatra/sinatra",
         "symfony/console",
         "madler/zlib",
+        "FasterXML/jackson-core",
+        "square/okio",
+        "FakeItEasy/FakeItEasy",
+        "rust-random/rand",
+        "ruby-grape/grape",
+        "slimphp/Slim",
+        "tmux/tmux",
+        "google/benchmark",
     }
 )
 PINNED = Path(__file__).parent / "cases" / "cochange.json"
