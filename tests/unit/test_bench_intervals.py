@@ -6,13 +6,23 @@ from pathlib import Path
 
 import pytest
 
-from bench.intervals import bootstrap, differences, main, read_rows, scores_by_case
+from bench.intervals import (
+    bootstrap,
+    by_repository,
+    cluster_bootstrap,
+    main,
+    paired,
+    read_rows,
+    scores_by_case,
+)
 
 
-def _rows(retriever: str, scores: list[float], language: str = "java") -> list[dict]:
+def _rows(
+    retriever: str, scores: list[float], language: str = "java", repo: str = "acme/shop"
+) -> list[dict]:
     return [
         {
-            "repo": "acme/shop",
+            "repo": repo,
             "commit": f"c{n}",
             "language": language,
             "held_out": True,
@@ -44,8 +54,8 @@ def test_cases_are_paired_and_those_the_baseline_lacks_left_out() -> None:
     rows = _rows("reviewbot", [1.0, 0.5, 0.0]) + _rows("BM25", [0.5, 0.5])
     a = scores_by_case(rows, "reviewbot", "MRR", lambda r: True)
     b = scores_by_case(rows, "BM25", "MRR", lambda r: True)
-    assert differences(a, b) == [0.5, 0.0]
-    assert differences(a, 0.8) == pytest.approx([0.2, -0.3, -0.8])
+    assert list(paired(a, b).values()) == [0.5, 0.0]
+    assert list(paired(a, 0.8).values()) == pytest.approx([0.2, -0.3, -0.8])
 
 
 def test_no_case_is_an_error_not_a_figure() -> None:
@@ -76,3 +86,41 @@ def test_the_command_says_why_it_has_no_figure(tmp_path: Path) -> None:
         main([str(listed), "--metric", "MRR", "--b", "BM25 functions"])
     with pytest.raises(SystemExit, match="no 'R@4000'"):
         main([str(listed), "--metric", "R@4000", "--b", "BM25"])
+
+
+def test_whole_repositories_are_resampled_and_their_spread_counts() -> None:
+    # two repositories, each consistent within itself and unlike the other: over cases
+    # the 30 draws look like a tight figure; over repositories, it could be either one
+    groups = [[0.2] * 15, [-0.1] * 15]
+    over_cases = bootstrap([v for g in groups for v in g])
+    over_repositories = cluster_bootstrap(groups)
+    assert over_cases.mean == pytest.approx(over_repositories.mean) == pytest.approx(0.05)
+    assert over_repositories.low == pytest.approx(-0.1)
+    assert over_repositories.high == pytest.approx(0.2)
+    assert over_repositories.high - over_repositories.low > 2 * (over_cases.high - over_cases.low)
+    assert (over_repositories.cases, over_repositories.repositories) == (30, 2)
+    assert "30 cases in 2 repositories" in str(over_repositories)
+    # one value a group is the bootstrap over cases, draw for draw
+    assert cluster_bootstrap([[v] for v in [0.3, -0.2, 0.1]]) == bootstrap([0.3, -0.2, 0.1])
+
+
+def test_repositories_are_grouped_by_name_and_weighted_by_their_cases() -> None:
+    a = {("b/two", "c1"): 1.0, ("a/one", "c2"): 0.0, ("a/one", "c1"): 0.5}
+    assert by_repository(paired(a, 0.5)) == [[0.0, -0.5], [0.5]]
+    # the mean is over cases, not over repositories' means
+    assert cluster_bootstrap([[1.0, 1.0, 1.0], [0.0]]).mean == pytest.approx(0.75)
+
+
+def test_the_command_resamples_repositories_when_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = (
+        _rows("reviewbot", [1.0, 1.0], repo="acme/shop")
+        + _rows("BM25", [0.0, 0.0], repo="acme/shop")
+        + _rows("reviewbot", [0.0, 0.0], repo="acme/cart")
+        + _rows("BM25", [0.5, 0.5], repo="acme/cart")
+    )
+    path = tmp_path / "st.json"
+    path.write_text(json.dumps(rows))
+    main([str(path), "--metric", "MRR", "--b", "BM25", "--by-repository"])
+    assert "+0.250 [-0.500, +1.000], 4 cases in 2 repositories" in capsys.readouterr().out
