@@ -125,6 +125,10 @@ REPOS = [
     # co-change at 2,000 tokens and C++'s at 8,000 without looking at the held-out ones
     ("hyperium/hyper", "rust"),
     ("gabime/spdlog", "cpp"),
+    # chosen 2026-12-07 (seventeenth session), in sample, before any run on it: a Java
+    # library of class hierarchies (JUnit 4's runners), to test Java's inherited calls
+    # where they occur (javapoet's and jsoup's cases reach none)
+    ("junit-team/junit4", "java"),
     ("google/gson", "java"),  # held out
     ("tokio-rs/axum", "rust"),  # held out
     ("square/kotlinpoet", "kotlin"),  # held out (coil-kt/coil's mirror lacks blobs)

@@ -78,6 +78,7 @@ REPOS = [
     ("autofac/Autofac", "csharp"),  # the same
     ("hyperium/hyper", "rust"),  # in sample, added 2026-12-07 (sixteenth session)
     ("gabime/spdlog", "cpp"),  # the same
+    ("junit-team/junit4", "java"),  # in sample, added 2026-12-07 (seventeenth session)
     ("redis/hiredis", "c"),
     ("fmtlib/fmt", "cpp"),
     # in sample, added 2026-12-06 (twelfth session; the co-change pins' JavaScript ones)
