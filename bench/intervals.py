@@ -26,7 +26,7 @@ import argparse
 import json
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -94,15 +94,22 @@ def bootstrap(
     values: Sequence[float], draws: int = 10_000, seed: int = 0, level: float = 0.95
 ) -> Interval:
     """The mean of ``values`` and its percentile bootstrap interval. Pure (seeded)."""
-    return cluster_bootstrap([[v] for v in values], draws, seed, level)
+    return _resample([[v] for v in values], draws, seed, level)
 
 
 def cluster_bootstrap(
     groups: Sequence[Sequence[float]], draws: int = 10_000, seed: int = 0, level: float = 0.95
 ) -> Interval:
     """The mean over every value of ``groups`` and its percentile interval, resampling
-    whole groups (a repository's cases together). Pure (seeded); one value a group is
-    the plain bootstrap over cases."""
+    whole groups (a repository's cases together). Pure (seeded)."""
+    interval = _resample(groups, draws, seed, level)
+    return replace(interval, repositories=sum(1 for g in groups if g))
+
+
+def _resample(groups: Sequence[Sequence[float]], draws: int, seed: int, level: float) -> Interval:
+    """Draw as many groups as there are, with replacement, ``draws`` times; the mean
+    of each draw is over the values of the groups drawn. One value a group is the
+    plain bootstrap over cases."""
     groups = [g for g in groups if g]
     if not groups:
         raise ValueError("no cases to resample")
@@ -122,7 +129,6 @@ def cluster_bootstrap(
         high=means[min(int((1 - tail) * draws), draws - 1)],
         cases=sum(sizes),
         at_least_zero=sum(m >= 0 for m in means) / draws,
-        repositories=len(groups) if any(n > 1 for n in sizes) else None,
     )
 
 

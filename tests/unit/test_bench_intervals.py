@@ -100,8 +100,15 @@ def test_whole_repositories_are_resampled_and_their_spread_counts() -> None:
     assert over_repositories.high - over_repositories.low > 2 * (over_cases.high - over_cases.low)
     assert (over_repositories.cases, over_repositories.repositories) == (30, 2)
     assert "30 cases in 2 repositories" in str(over_repositories)
-    # one value a group is the bootstrap over cases, draw for draw
-    assert cluster_bootstrap([[v] for v in [0.3, -0.2, 0.1]]) == bootstrap([0.3, -0.2, 0.1])
+    # one value a group is the bootstrap over cases, draw for draw (only labelled apart)
+    singles = cluster_bootstrap([[v] for v in [0.3, -0.2, 0.1]])
+    plain = bootstrap([0.3, -0.2, 0.1])
+    assert (singles.low, singles.high, singles.at_least_zero) == (
+        plain.low,
+        plain.high,
+        plain.at_least_zero,
+    )
+    assert (singles.repositories, plain.repositories) == (3, None)
 
 
 def test_repositories_are_grouped_by_name_and_weighted_by_their_cases() -> None:
