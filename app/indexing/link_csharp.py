@@ -132,16 +132,12 @@ class CSharpLinks(Extractor):
     def _namespaces(self, node: Node) -> list[tuple[str, float]]:
         """The namespaces a simple name used at ``node`` may be in, each with its
         confidence: the enclosing ones (innermost first), then the used ones."""
-        found: list[tuple[str, float]] = []
         scope = enclosing(node, _NAMESPACES)
-        while scope is not None:
-            name = node_text(scope.child_by_field_name("name"))
-            parts = name.split(".")
-            found += [(".".join(parts[:n]), PACKAGE) for n in range(len(parts), 0, -1)]
-            scope = enclosing(scope, _NAMESPACES)
-        if not found:  # a file-scoped namespace is a sibling of what it holds
-            found = [(namespace, PACKAGE) for namespace in self.file_namespaces]
-        return found + [(namespace, PACKAGE) for namespace in self.usings]
+        if scope is None:  # a file-scoped namespace is a sibling of what it holds
+            around = self.file_namespaces
+        else:  # nested blocks join: `namespace A { namespace B {` is A.B, then A
+            around = list(reversed(_outer(self._namespace_of(scope))))
+        return [(namespace, PACKAGE) for namespace in [*around, *self.usings]]
 
     def _qualifiers(self, node: Node, type_name: str) -> list[tuple[str, float]]:
         """The qualified names a simple type name may have where ``node`` uses it: in

@@ -283,6 +283,17 @@ def test_csharp_block_namespaces_and_written_qualifiers() -> None:
     assert _of(links, "Next") == {("name", None, "Acme.Shop.A", LOCAL, "use")}
 
 
+def test_nested_csharp_namespace_blocks_join_their_names() -> None:
+    links = _links(
+        "src/A.cs",
+        "namespace Acme {\n  namespace Shop {\n    class A {\n"
+        "      void M() { new Item(); Next(); }\n      void Next() {}\n    }\n  }\n}\n",
+    )
+    # `Item` in Acme.Shop is Acme.Shop.Item or Acme.Item, never a namespace `Shop`
+    assert {q for _, _, q, _, _ in _of(links, "Item")} == {"Acme.Shop", "Acme", GLOBAL}
+    assert _of(links, "Next") == {("name", None, "Acme.Shop.A", LOCAL, "use")}
+
+
 def test_csharp_null_conditional_and_generic_calls_are_linked() -> None:
     links = _fixture("csharp", "src/Acme.Shop/Register.cs")
 
