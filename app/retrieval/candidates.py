@@ -26,6 +26,7 @@ from app.retrieval.full_text import (
     lexical_scores,
     question_terms,
 )
+from app.retrieval.hierarchy import overridden, overriding
 from app.retrieval.links import LinkHit, linked_callers, linked_definitions
 from app.retrieval.natural_queries import RetrievalQuery
 from app.retrieval.removed import removed_names, still_using
@@ -126,10 +127,12 @@ def function_evidence(
             nearest = pool.submit(_vector_apart, engine, repo_id, search, exclude, k)
         found: list[_Found] = [{} for _ in functions]
         if "structural" in signals:
-            _add_links(
-                found, linked_definitions(conn, repo_id, functions, exclude, depth), "callee"
-            )
-            _add_links(found, linked_callers(conn, repo_id, functions, exclude, depth), "caller")
+            callees = linked_definitions(conn, repo_id, functions, exclude, depth)
+            _add_links(found, callees, "callee")
+            _add_links(found, overriding(conn, repo_id, callees, exclude, depth), "callee")
+            declared = overridden(conn, repo_id, functions)
+            callers = linked_callers(conn, repo_id, functions, exclude, depth, declared)
+            _add_links(found, callers, "caller")
         if "history" in signals:
             coupled = cochanged(conn, repo_id, functions, exclude, depth)
             for evidence, hits in zip(found, coupled, strict=True):

@@ -20,7 +20,8 @@ from sqlalchemy import Connection, Row, text
 
 from app.db.chunk_types import ChunkType
 from app.diff.changed import ChangedFunction
-from app.indexing.links import EXTENSION, GLOBAL, GLOBAL_USING, NAME_ONLY, Link
+from app.indexing.links import NAME_ONLY, Link
+from app.retrieval.link_resolution import RUST_STEM, STEM, resolves
 
 #: A name-only link that matches more definitions than this says nothing.
 MAX_NAME_ONLY_MATCHES = 6
@@ -38,60 +39,6 @@ def link_score(confidence: float, matches: int) -> float:
     if confidence <= NAME_ONLY:
         confidence *= UNIQUE_NAME / NAME_ONLY
     return confidence / math.sqrt(max(matches, 1))
-
-
-_DIR = r"regexp_replace({path}, '/?[^/]*$', '')"
-_STEM = r"regexp_replace({path}, '(/index)?\.(d\.)?[cm]?[jt]sx?$', '')"
-#: A Rust module's place (``app/indexing/rust_modules.py`` ``rust_stem``).
-_RUST_STEM = r"regexp_replace({path}, '(/(mod|lib|main))?\.rs$', '')"
-#: A C or C++ file's name without its extension (``link_cfamily.header_stem``).
-_CSTEM = r"regexp_replace({path}, '^(.*/)?|\.[^./]*$', '', 'g')"
-#: A qualified name with ``::`` and the spaces of ``impl Trait for Type`` read as dots.
-_DOTTED = "replace(replace({qualified}, '::', '.'), ' ', '.')"
-
-
-#: The rows of the namespaces the repository's ``global using`` directives bring in
-#: (``g.target``).
-_GLOBAL_USINGS = (
-    f"chunk_links g WHERE g.repository_id = :r AND g.name = '{GLOBAL_USING}' AND g.kind = 'global'"
-)
-
-
-def resolves(path: str, qualified: str, language: str) -> str:
-    """SQL: link ``l`` resolves to a definition at ``path`` named ``qualified``. A C#
-    qualifier led by ``GLOBAL`` stands for each namespace a ``global using`` of the
-    repository (``:r``) brings in; a C# ``EXTENSION`` link resolves to the extension
-    methods of its name stored in a namespace its file has in scope (its ``target``) or a
-    ``global using`` brings in."""
-    directory = _DIR.format(path=path)
-    dotted = _DOTTED.format(qualified=qualified)
-    return f"""(CASE l.match
-        WHEN 'file' THEN {path} = l.target
-        WHEN 'module' THEN {path} = l.target
-            OR right({path}, length(l.target) + 1) = '/' || l.target
-        WHEN 'stem' THEN {_STEM.format(path=path)} = l.target
-        WHEN 'dir' THEN {directory} = l.target AND {language} = 'go'
-        WHEN 'pkgdir' THEN {directory} = l.target
-            OR right({directory}, length(l.target) + 1) = '/' || l.target
-        WHEN 'rsmod' THEN {_RUST_STEM.format(path=path)} = l.target
-        WHEN 'cstem' THEN {_CSTEM.format(path=path)} = l.target
-        WHEN '{EXTENSION}' THEN {dotted} IN (
-            SELECT e.qualifier || '.' || l.name FROM chunk_links e
-            WHERE e.repository_id = :r AND e.name = l.name AND e.kind = '{EXTENSION}'
-            AND (position('|' || e.target || '|' IN l.target) > 0
-                OR e.target IN (SELECT g.target FROM {_GLOBAL_USINGS})))
-        WHEN 'package' THEN {language} = 'go' AND (CASE WHEN {directory} = ''
-            THEN {qualified} LIKE l.qualifier || '.%'
-            ELSE l.target = {directory}
-                OR right(l.target, length({directory}) + 1) = '/' || {directory}
-            END)
-        ELSE true END)
-    AND (l.qualifier IS NULL OR l.match = 'package' OR {dotted} = l.qualifier || '.' || l.name
-         OR right({dotted}, length(l.qualifier) + length(l.name) + 2)
-            = '.' || l.qualifier || '.' || l.name
-         OR (left(l.qualifier, 1) = '{GLOBAL}' AND {dotted} IN (
-            SELECT g.target || substr(l.qualifier, 2) || '.' || l.name
-            FROM {_GLOBAL_USINGS})))"""
 
 
 #: A definition in the changed function's own file: the diff shows part of that file
@@ -113,6 +60,17 @@ def usage_bonus(uses: int) -> float:
 class LinkHit:
     chunk_id: int
     score: float
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """Where else a changed function is declared: the same method in a type its class
+    extends or implements (``siblings.overridden``). A call through that type may run
+    it, so its callers are the function's too, weighed by ``weight``."""
+
+    path: str
+    qualified: str
+    weight: float
 
 
 #: Re-exports followed (``from .m import x`` in ``__init__.py``, ``export * from``).
@@ -253,8 +211,8 @@ def _reexported(conn: Connection, repo_id: int, unresolved: Sequence[_FnLink]) -
             " WHERE CASE l.match"
             "  WHEN 'module' THEN i.file_path = l.target"
             "   OR right(i.file_path, length(l.target) + 1) = '/' || l.target"
-            f"  WHEN 'rsmod' THEN {_RUST_STEM.format(path='i.file_path')} = l.target"
-            f"  ELSE {_STEM.format(path='i.file_path')} = l.target END"
+            f"  WHEN 'rsmod' THEN {RUST_STEM.format(path='i.file_path')} = l.target"
+            f"  ELSE {STEM.format(path='i.file_path')} = l.target END"
             " ORDER BY l.fn, l.name, i.match, i.target"
         ),
         {"r": repo_id, **_params(followable)},
@@ -269,8 +227,10 @@ def linked_callers(
     functions: Sequence[ChangedFunction],
     exclude: Sequence[int],
     k: int,
+    declared: Sequence[Sequence[Declaration]] = (),
 ) -> list[list[LinkHit]]:
     """For each changed function, the chunks in other files whose links resolve to it,
+    or to where else it is ``declared`` (a call through an interface it implements),
     best first (most confident link, then most uses), also through modules that re-export
     it. One count of namesakes and at most ``MAX_HOPS + 1`` link joins, however many
     functions."""
@@ -283,16 +243,27 @@ def linked_callers(
     if not targets:
         return [[] for _ in functions]
     namesakes = _namesakes(conn, repo_id, [functions[fn].chunk.symbol_name or "" for fn in targets])
-    places = [(fn, functions[fn].file_path, 1.0) for fn in targets]
+    places = [
+        _Place(fn, functions[fn].file_path, functions[fn].chunk.qualified_name, 1.0)
+        for fn in targets
+    ] + [
+        # the declaring type's own calls count (a base class calling its hook)
+        _Place(fn, d.path, d.qualified, d.weight, skip=functions[fn].file_path)
+        for fn in targets
+        if fn < len(declared)
+        for d in declared[fn]
+    ]
     seen = {fn: {functions[fn].file_path} for fn in targets}
     for _ in range(MAX_HOPS + 1):
-        next_places: list[tuple[int, str, float]] = []
+        next_places: list[_Place] = []
         for row in _links_to(conn, repo_id, functions, places):
             fn, decay = row.fn, row.decay
+            if row.file_path == functions[fn].file_path:  # reached through a declaration
+                continue
             if row.kind == "import":
                 if row.file_path not in seen[fn] and len(seen[fn]) < 8:
                     seen[fn].add(row.file_path)
-                    next_places.append((fn, row.file_path, decay * HOP_DECAY))
+                    next_places.append(_Place(fn, row.file_path, row.qualified, decay * HOP_DECAY))
                 continue
             confidence = float(row.confidence) * decay
             # `x.name(...)`: which namesake is unknown. Not raised as ``link_score`` raises
@@ -336,39 +307,55 @@ def _namesakes(conn: Connection, repo_id: int, names: Sequence[str]) -> dict[str
     return {name: count for name, count in rows}
 
 
+@dataclass(frozen=True)
+class _Place:
+    """Where callers of function ``fn`` are looked for: links to ``qualified`` (its name,
+    or a declaration of it) defined at ``path``, weighed by ``decay``, outside file
+    ``skip`` (``path`` unless given)."""
+
+    fn: int
+    path: str
+    qualified: str | None
+    decay: float
+    skip: str = ""
+
+
 def _links_to(
     conn: Connection,
     repo_id: int,
     functions: Sequence[ChangedFunction],
-    places: Sequence[tuple[int, str, float]],
+    places: Sequence[_Place],
 ) -> Sequence[Row[Any]]:
-    """For each place (function index, path, decay): links in other files than ``path``
-    that resolve to the function's name defined at ``path``, each with the most specific
-    chunk holding its line (at most 2000 per place)."""
-    chunks = [functions[fn].chunk for fn, _, _ in places]
+    """For each place: links outside its ``skip`` file that resolve to its qualified
+    name defined at its path (the function's name), each with the most specific chunk
+    holding its line (at most 2000 per place)."""
+    chunks = [functions[p.fn].chunk for p in places]
     return conn.execute(
         text(
-            "SELECT p.fn, p.decay, hit.* FROM unnest(CAST(:fns AS int[]),"
+            "SELECT p.fn, p.decay, p.qualified, hit.* FROM unnest(CAST(:fns AS int[]),"
             " CAST(:names AS text[]), CAST(:paths AS text[]), CAST(:qualified AS text[]),"
-            " CAST(:languages AS text[]), CAST(:decays AS float8[]))"
-            " AS p(fn, name, path, qualified, language, decay)"
+            " CAST(:languages AS text[]), CAST(:decays AS float8[]), CAST(:skips AS text[]))"
+            " AS p(fn, name, path, qualified, language, decay, skip)"
             " CROSS JOIN LATERAL (SELECT c.id, l.kind, l.file_path, l.confidence"
             "  FROM chunk_links l"
             "  JOIN LATERAL (SELECT c.id FROM code_chunks c WHERE c.source_file_id"
             "  = l.source_file_id AND c.start_line <= l.line AND l.line <= c.end_line"
             "  ORDER BY c.end_line - c.start_line, c.id LIMIT 1) c ON true"
-            "  WHERE l.repository_id = :r AND l.name IN (p.name, '*') AND l.file_path <> p.path"
+            "  WHERE l.repository_id = :r AND l.name IN (p.name, '*') AND l.file_path <> p.skip"
             f"  AND {resolves('p.path', 'p.qualified', 'p.language')}"
             "  ORDER BY l.id LIMIT 2000) hit"
             " ORDER BY p.fn, hit.file_path, hit.id"
         ),
         {
             "r": repo_id,
-            "fns": [fn for fn, _, _ in places],
+            "fns": [p.fn for p in places],
             "names": [c.symbol_name for c in chunks],
-            "paths": [path for _, path, _ in places],
-            "qualified": [c.qualified_name or c.symbol_name for c in chunks],
+            "paths": [p.path for p in places],
+            "skips": [p.skip or p.path for p in places],
+            "qualified": [
+                p.qualified or c.symbol_name for p, c in zip(places, chunks, strict=True)
+            ],
             "languages": [c.language or "" for c in chunks],
-            "decays": [decay for _, _, decay in places],
+            "decays": [p.decay for p in places],
         },
     ).all()

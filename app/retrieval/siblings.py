@@ -30,10 +30,17 @@ from sqlalchemy import Connection, text
 
 from app.db.chunk_types import ChunkType
 from app.diff.changed import ChangedFunction
-from app.indexing.languages import BY_NAME, LANGUAGES
 from app.retrieval.evidence import SiblingKind
 from app.retrieval.go_interfaces import implementations
-from app.retrieval.links import resolves
+from app.retrieval.hierarchy import (
+    EXTENDING,
+    PARENTS,
+    SAME_METHOD,
+    Method,
+    method_params,
+    methods_of,
+    separator,
+)
 from app.retrieval.pairs import counterpart_names
 
 #: Strength of each relation before it is shared out among its candidates.
@@ -58,43 +65,6 @@ class SiblingHit:
     kind: SiblingKind
 
 
-#: Languages whose qualified names join their parts with ``::`` (``Shop::Cart::total``).
-DOUBLE_COLON = sorted(spec.name for spec in LANGUAGES if spec.separator == "::")
-
-
-def separator(language: str | None) -> str:
-    """What joins a qualified name's parts in ``language``. Pure."""
-    spec = BY_NAME.get(language or "")
-    return spec.separator if spec is not None else "."
-
-
-@dataclass(frozen=True)
-class _Method:
-    fn: int
-    path: str
-    owner: str  # the qualified name of the class or type it belongs to
-    name: str
-    language: str
-
-    @property
-    def qualified(self) -> str:
-        return f"{self.owner}{separator(self.language)}{self.name}"
-
-
-def method_of(function: ChangedFunction) -> _Method | None:
-    """The changed function as a method of a class or type, if it is one."""
-    chunk = function.chunk
-    name, qualified = chunk.symbol_name, chunk.qualified_name
-    if not name or not qualified or chunk.chunk_type not in {ChunkType.METHOD, ChunkType.WINDOW}:
-        return None
-    owner, _, last = qualified.rpartition(separator(chunk.language))
-    if not owner or last != name:
-        return None
-    if chunk.language == "go" and "." not in owner:  # pkg.Func is a function, not a method
-        return None
-    return _Method(0, function.file_path, owner, name, chunk.language or "")
-
-
 def sibling_chunks(
     conn: Connection,
     repo_id: int,
@@ -104,11 +74,7 @@ def sibling_chunks(
 ) -> list[list[SiblingHit]]:
     """For each function, its siblings, best first."""
     found: list[dict[int, SiblingHit]] = [{} for _ in functions]
-    methods = []
-    for fn, function in enumerate(functions):
-        method = method_of(function)
-        if method is not None:
-            methods.append(_Method(fn, method.path, method.owner, method.name, method.language))
+    methods = methods_of(functions)
     if methods:
         for fn, chunk_id, kind, score in _relatives(conn, repo_id, methods):
             _keep(found[fn], chunk_id, kind, score)
@@ -139,20 +105,8 @@ def _keep(found: dict[int, SiblingHit], chunk_id: int, kind: SiblingKind, score:
         found[chunk_id] = SiblingHit(chunk_id, score, kind)
 
 
-_METHODS = """
-  SELECT DISTINCT ON (c.file_path, c.qualified_name) c.id, c.file_path, c.qualified_name
-  FROM code_chunks c
-  WHERE c.repository_id = :r AND c.symbol_name = {name} AND c.chunk_type IN ('method', 'window')
-    -- the chunk's language's separator (``:colons``: ``DOUBLE_COLON``)
-    AND c.qualified_name = {owner}
-      || (CASE WHEN c.language = ANY(CAST(:colons AS text[])) THEN '::' ELSE '.' END)
-      || c.symbol_name
-  ORDER BY c.file_path, c.qualified_name, c.start_line
-"""
-
-
 def _relatives(
-    conn: Connection, repo_id: int, methods: Sequence[_Method]
+    conn: Connection, repo_id: int, methods: Sequence[Method]
 ) -> list[tuple[int, int, SiblingKind, float]]:
     """(function, chunk id, kind, score): the same method in the base classes of each
     method's class, in the classes extending it, and in the classes extending the same
@@ -160,54 +114,19 @@ def _relatives(
     rows = conn.execute(
         text(
             f"""
-WITH q AS (
-  SELECT * FROM unnest(CAST(:fns AS int[]), CAST(:paths AS text[]), CAST(:owners AS text[]),
-    CAST(:names AS text[]), CAST(:langs AS text[])) AS q(fn, path, owner, method, lang)
-), owner AS (
-  SELECT q.*, c.source_file_id, c.start_line, c.end_line, c.symbol_name AS owner_name
-  FROM q JOIN code_chunks c ON c.repository_id = :r AND c.file_path = q.path
-    AND c.qualified_name = q.owner AND c.chunk_type = 'class'
-), parents AS (
-  SELECT DISTINCT o.fn, o.method, p.file_path AS path, p.qualified_name AS owner,
-    p.symbol_name AS owner_name, p.language AS lang, l.confidence
-  FROM owner o JOIN chunk_links l ON l.source_file_id = o.source_file_id
-    AND l.kind = 'extends' AND l.line BETWEEN o.start_line AND o.end_line
-  JOIN code_chunks p ON p.repository_id = :r AND p.symbol_name = l.name
-    AND p.chunk_type = 'class' AND NOT (p.file_path = o.path AND p.qualified_name = o.owner)
-  WHERE {resolves("p.file_path", "p.qualified_name", "p.language")}
-), bases AS (
+{PARENTS}, bases AS (
   SELECT fn, method, path, owner, owner_name, lang, 1.0 AS confidence, 'child' AS rel FROM owner
   UNION ALL
   SELECT fn, method, path, owner, owner_name, lang, confidence, 'sibling' FROM parents
-), extending AS (
-  SELECT DISTINCT b.fn, b.method, b.rel, h.file_path AS path, h.qualified_name AS owner,
-    least(b.confidence, l.confidence) AS confidence
-  FROM bases b JOIN chunk_links l ON l.repository_id = :r AND l.kind = 'extends'
-    AND l.name = b.owner_name
-  CROSS JOIN LATERAL (
-    SELECT c.file_path, c.qualified_name FROM code_chunks c
-    WHERE c.source_file_id = l.source_file_id AND c.chunk_type = 'class'
-      AND c.start_line <= l.line AND l.line <= c.end_line
-    ORDER BY c.end_line - c.start_line LIMIT 1
-  ) h
-  WHERE {resolves("b.path", "b.owner", "b.lang")}
-), related AS (
+){EXTENDING}, related AS (
   SELECT fn, method, 'parent' AS rel, path, owner, confidence FROM parents
   UNION ALL SELECT fn, method, rel, path, owner, confidence FROM extending
 )
 SELECT r.fn, r.rel, r.confidence, m.id, m.file_path, m.qualified_name
-FROM related r CROSS JOIN LATERAL ({_METHODS.format(name="r.method", owner="r.owner")}) m
+FROM related r CROSS JOIN LATERAL ({SAME_METHOD.format(name="r.method", owner="r.owner")}) m
 """
         ),
-        {
-            "r": repo_id,
-            "fns": [m.fn for m in methods],
-            "paths": [m.path for m in methods],
-            "owners": [m.owner for m in methods],
-            "names": [m.name for m in methods],
-            "langs": [m.language for m in methods],
-            "colons": DOUBLE_COLON,
-        },
+        method_params(repo_id, methods),
     ).all()
     own = {(m.fn, m.path, m.qualified) for m in methods}
     declared: dict[int, list[tuple[int, SiblingKind, float]]] = {}
@@ -226,7 +145,7 @@ FROM related r CROSS JOIN LATERAL ({_METHODS.format(name="r.method", owner="r.ow
 
 
 def _same_directory(
-    conn: Connection, repo_id: int, methods: Sequence[_Method]
+    conn: Connection, repo_id: int, methods: Sequence[Method]
 ) -> list[tuple[int, int, SiblingKind, float]]:
     """Methods of the same name in other classes of the same directory (duck typing)."""
     if not methods:

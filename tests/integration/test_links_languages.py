@@ -267,6 +267,27 @@ def test_definitions_and_callers_through_the_languages_rules(
         assert reached and score < min(reached), (qualified, score, reached)
 
 
+def test_a_review_reaches_through_an_interface_both_ways(
+    engine: Engine, settings: Settings, tmp_path: Path
+) -> None:
+    """tests/data/dispatch/java: `Cache.load` calls `store.get(..)` on a `Store` field;
+    `DiskStore` is the only `Store`. Changing `DiskStore.get` offers `Cache.load` as a
+    caller, changing `Cache.load` offers `DiskStore.get` after `Store.get`: each above
+    what their bare names alone would say (0.21 and 0.42)."""
+    shutil.copytree(FIXTURES.parent / "dispatch" / "java", tmp_path, dirs_exist_ok=True)
+    (tmp_path / "src/main/java/com/acme/store/MemoryStore.java").unlink()
+    index_tree(engine, tmp_path)
+    disk = "src/main/java/com/acme/store/DiskStore.java"
+    cache = "src/main/java/com/acme/app/Cache.java"
+    line = ("        return Files.read(key);", "        return null;")
+    linked = _linked(engine, settings, tmp_path, _diff(disk, 5, *line))
+    assert linked[(cache, "Cache.load")] > 0.5
+    line = ("        return store.get(key);", "        return store.get(key, 1);")
+    linked = _linked(engine, settings, tmp_path, _diff(cache, 9, *line))
+    interface = linked[("src/main/java/com/acme/store/Store.java", "Store.get")]
+    assert 0.5 < linked[(disk, "DiskStore.get")] < interface
+
+
 @pytest.mark.parametrize(
     ("language", "caller", "plain"),
     [

@@ -4,13 +4,17 @@ implementations of one Go interface (exported or not), and the other half of a p
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
+import pytest
 from sqlalchemy import Engine, text
 
-from app.diff.changed import changed_functions
+from app.diff.changed import ChangedFunction, changed_functions
 from app.diff.parse import parse_diff
 from app.retrieval.candidates import stale_chunk_ids
+from app.retrieval.hierarchy import overridden, overriding
+from app.retrieval.links import linked_callers, linked_definitions
 from app.retrieval.siblings import sibling_chunks
 from tests.gitrepo import GitRepo
 from tests.support.indexing import index_tree
@@ -102,11 +106,21 @@ export class DiskStore implements Store {
 """
 
 
-def _siblings(
+#: A Java project whose calls go through an interface and a base class's hook.
+DISPATCH = Path(__file__).parents[1] / "data" / "dispatch" / "java"
+JAVA_STORE = (DISPATCH / "src/main/java/com/acme/store/Store.java").read_text()
+JAVA_DISK = (DISPATCH / "src/main/java/com/acme/store/DiskStore.java").read_text()
+JAVA_MEMORY = (DISPATCH / "src/main/java/com/acme/store/MemoryStore.java").read_text()
+JAVA_CACHE = (DISPATCH / "src/main/java/com/acme/app/Cache.java").read_text()
+JAVA_JOB = (DISPATCH / "src/main/java/com/acme/jobs/Job.java").read_text()
+JAVA_BACKUP = (DISPATCH / "src/main/java/com/acme/jobs/Backup.java").read_text()
+
+
+def _changed(
     engine: Engine, tmp_path: Path, files: dict[str, str], path: str, new: str
-) -> dict[str, str]:
-    """Index ``files``, change ``path`` to ``new``: the siblings of what changed, as
-    qualified name -> kind."""
+) -> tuple[int, list[ChangedFunction], list[int]]:
+    """Index ``files``, change ``path`` to ``new``: the repository, what changed, and the
+    stale chunks a retrieval leaves out."""
     repo = GitRepo(tmp_path / "repo")
     for name, content in files.items():
         repo.write(name, content)
@@ -121,9 +135,40 @@ def _siblings(
     with engine.begin() as conn:
         repo_id = conn.execute(text("SELECT id FROM repositories")).scalar_one()
         exclude = stale_chunk_ids(conn, repo_id, changed, diffs)
+    return repo_id, changed, exclude
+
+
+def _names(engine: Engine) -> dict[int, str]:
+    with engine.begin() as conn:
+        return dict(conn.execute(text("SELECT id, qualified_name FROM code_chunks")).all())
+
+
+def _siblings(
+    engine: Engine, tmp_path: Path, files: dict[str, str], path: str, new: str
+) -> dict[str, str]:
+    """The siblings of what changed, as qualified name -> kind."""
+    repo_id, changed, exclude = _changed(engine, tmp_path, files, path, new)
+    with engine.begin() as conn:
         found = sibling_chunks(conn, repo_id, changed, exclude, 20)
-        names = dict(conn.execute(text("SELECT id, qualified_name FROM code_chunks")).all())
+    names = _names(engine)
     return {names[h.chunk_id]: h.kind for hits in found for h in hits}
+
+
+def _callers(
+    engine: Engine, tmp_path: Path, files: dict[str, str], path: str, new: str
+) -> tuple[dict[str, float], dict[str, float]]:
+    """The callers of what changed (qualified name -> score), through the types its
+    class extends or implements, then without them."""
+    repo_id, changed, exclude = _changed(engine, tmp_path, files, path, new)
+    with engine.begin() as conn:
+        declared = overridden(conn, repo_id, changed)
+        through = linked_callers(conn, repo_id, changed, exclude, 20, declared)
+        direct = linked_callers(conn, repo_id, changed, exclude, 20)
+    names = _names(engine)
+    return (
+        {names[h.chunk_id]: h.score for hits in through for h in hits},
+        {names[h.chunk_id]: h.score for hits in direct for h in hits},
+    )
 
 
 def test_python_overrides_and_sibling_classes(engine: Engine, tmp_path: Path) -> None:
@@ -272,3 +317,74 @@ def test_ruby_php_and_cpp_methods_in_a_class_hierarchy(engine: Engine, tmp_path:
         engine, tmp_path / "cpp", {"geo/shapes.h": CPP_SHAPES}, "geo/shapes.h", changed
     )
     assert found == {"geo::Shape::area": "overrides", "geo::Circle::area": "namesake"}
+
+
+def _callees(
+    engine: Engine, tmp_path: Path, files: dict[str, str], path: str, new: str
+) -> tuple[dict[str, float], dict[str, float]]:
+    """What the change calls (qualified name -> score), then what overrides or
+    implements it."""
+    repo_id, changed, exclude = _changed(engine, tmp_path, files, path, new)
+    with engine.begin() as conn:
+        called = linked_definitions(conn, repo_id, changed, exclude, 20)
+        overriders = overriding(conn, repo_id, called, exclude, 20)
+    names = _names(engine)
+    return (
+        {names[h.chunk_id]: h.score for hits in called for h in hits},
+        {names[h.chunk_id]: h.score for hits in overriders for h in hits},
+    )
+
+
+def test_a_call_through_an_interface_reaches_its_implementations(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """`store.get(..)` in a changed `Cache.load` calls `Store.get`, and runs an
+    implementation of it: each is offered, shared out when there are two."""
+    files = {
+        "src/main/java/com/acme/store/Store.java": JAVA_STORE,
+        "src/main/java/com/acme/store/DiskStore.java": JAVA_DISK,
+        "src/main/java/com/acme/app/Cache.java": JAVA_CACHE,
+    }
+    path = "src/main/java/com/acme/app/Cache.java"
+    changed = JAVA_CACHE.replace("store.get(key)", "store.get(key.trim())")
+    called, overriders = _callees(engine, tmp_path / "one", files, path, changed)
+    assert set(overriders) == {"DiskStore.get"}
+    # the interface's method as surely as it is linked, times the `implements` link
+    assert 0.5 * called["Store.get"] < overriders["DiskStore.get"] <= called["Store.get"]
+    files["src/main/java/com/acme/store/MemoryStore.java"] = JAVA_MEMORY
+    _, two = _callees(engine, tmp_path / "two", files, path, changed)
+    assert two == {
+        "DiskStore.get": pytest.approx(overriders["DiskStore.get"] / math.sqrt(2)),
+        "MemoryStore.get": pytest.approx(overriders["DiskStore.get"] / math.sqrt(2)),
+    }
+
+
+def test_a_call_through_an_interface_or_a_base_class_finds_the_changed_method(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """`store.get(..)` with `store` typed `Store` calls `DiskStore.get` when that is the
+    only implementation; `Job.run` calls the `execute` hook `Backup` implements."""
+    files = {
+        "src/main/java/com/acme/store/Store.java": JAVA_STORE,
+        "src/main/java/com/acme/store/DiskStore.java": JAVA_DISK,
+        "src/main/java/com/acme/app/Cache.java": JAVA_CACHE,
+        "src/main/java/com/acme/jobs/Job.java": JAVA_JOB,
+        "src/main/java/com/acme/jobs/Backup.java": JAVA_BACKUP,
+    }
+    path = "src/main/java/com/acme/store/DiskStore.java"
+    changed = JAVA_DISK.replace("read(key)", "read(key.trim())")
+    through, direct = _callers(engine, tmp_path / "one", files, path, changed)
+    alone = through["Cache.load"]
+    assert alone > 0.5  # as sure as the `implements` and the typed field
+    assert direct.get("Cache.load", 0.0) < 0.3  # before: at most a bare name's guess
+    path = "src/main/java/com/acme/jobs/Backup.java"
+    through, _ = _callers(
+        engine, tmp_path / "hook", files, path, JAVA_BACKUP.replace("copy()", "copy(true)")
+    )
+    assert through["Job.run"] > 0.5  # the base class's own call to its hook counts
+
+    # with a second implementation, a call through the interface may reach either
+    files["src/main/java/com/acme/store/MemoryStore.java"] = JAVA_MEMORY
+    path = "src/main/java/com/acme/store/DiskStore.java"
+    shared, _ = _callers(engine, tmp_path / "two", files, path, changed)
+    assert shared["Cache.load"] == pytest.approx(alone / math.sqrt(2))

@@ -12,8 +12,9 @@ from app.indexing.history import change_set, changed_definitions, is_source
 from app.retrieval.cochange import FILE_LEVEL_WEIGHT, coupling
 from app.retrieval.full_text import bm25_score
 from app.retrieval.go_interfaces import Interface, implementers
+from app.retrieval.hierarchy import separator
 from app.retrieval.pairs import counterpart_names
-from app.retrieval.siblings import pair_place, separator
+from app.retrieval.siblings import pair_place
 
 SHA1, SHA2, SHA3 = "a" * 40, "b" * 40, "c" * 40
 

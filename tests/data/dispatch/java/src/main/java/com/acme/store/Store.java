@@ -1,0 +1,5 @@
+package com.acme.store;
+
+public interface Store {
+    String get(String key);
+}
