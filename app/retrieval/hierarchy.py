@@ -39,6 +39,8 @@ def separator(language: str | None) -> str:
 
 @dataclass(frozen=True)
 class Method:
+    """A method at index ``fn`` of what is looked up."""
+
     fn: int
     path: str
     owner: str  # the qualified name of the class or type it belongs to
@@ -88,6 +90,8 @@ def _as_method(
     return Method(fn, path, owner, name, language or "")
 
 
+#: The method named ``{name}`` of the class or type ``{owner}`` (SQL expressions), one
+#: chunk for each place it is defined.
 SAME_METHOD = """
   SELECT DISTINCT ON (c.file_path, c.qualified_name) c.id, c.file_path, c.qualified_name
   FROM code_chunks c
@@ -100,9 +104,9 @@ SAME_METHOD = """
 """
 
 
-#: The changed methods (``:fns``.. ``:langs``), their classes, and the classes and
-#: interfaces those extend or implement (``parents``: each one's place, name and the
-#: ``extends`` link's confidence).
+#: The methods (``:fns``.. ``:langs``, ``method_params``), their classes, and the
+#: classes and interfaces those extend or implement (``parents``: each one's place, name
+#: and the ``extends`` link's confidence).
 PARENTS = f"""
 WITH q AS (
   SELECT * FROM unnest(CAST(:fns AS int[]), CAST(:paths AS text[]), CAST(:owners AS text[]),

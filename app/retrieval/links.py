@@ -65,7 +65,7 @@ class LinkHit:
 @dataclass(frozen=True)
 class Declaration:
     """Where else a changed function is declared: the same method in a type its class
-    extends or implements (``siblings.overridden``). A call through that type may run
+    extends or implements (``hierarchy.overridden``). A call through that type may run
     it, so its callers are the function's too, weighed by ``weight``."""
 
     path: str
@@ -258,7 +258,7 @@ def linked_callers(
         next_places: list[_Place] = []
         for row in _links_to(conn, repo_id, functions, places):
             fn, decay = row.fn, row.decay
-            if row.file_path == functions[fn].file_path:  # reached through a declaration
+            if row.file_path == functions[fn].file_path:  # its own file is no other file
                 continue
             if row.kind == "import":
                 if row.file_path not in seen[fn] and len(seen[fn]) < 8:
