@@ -108,12 +108,12 @@ export class DiskStore implements Store {
 
 #: A Java project whose calls go through an interface and a base class's hook.
 DISPATCH = Path(__file__).parents[1] / "data" / "dispatch" / "java"
-JAVA_STORE = (DISPATCH / "src/main/java/com/acme/store/Store.java").read_text()
-JAVA_DISK = (DISPATCH / "src/main/java/com/acme/store/DiskStore.java").read_text()
-JAVA_MEMORY = (DISPATCH / "src/main/java/com/acme/store/MemoryStore.java").read_text()
-JAVA_CACHE = (DISPATCH / "src/main/java/com/acme/app/Cache.java").read_text()
-JAVA_JOB = (DISPATCH / "src/main/java/com/acme/jobs/Job.java").read_text()
-JAVA_BACKUP = (DISPATCH / "src/main/java/com/acme/jobs/Backup.java").read_text()
+ACME = "src/main/java/com/acme/"
+
+
+def _java(*names: str) -> dict[str, str]:
+    """Files of the ``DISPATCH`` project by their paths under com/acme/."""
+    return {ACME + name: (DISPATCH / ACME / name).read_text() for name in names}
 
 
 def _changed(
@@ -340,18 +340,14 @@ def test_a_call_through_an_interface_reaches_its_implementations(
 ) -> None:
     """`store.get(..)` in a changed `Cache.load` calls `Store.get`, and runs an
     implementation of it: each is offered, shared out when there are two."""
-    files = {
-        "src/main/java/com/acme/store/Store.java": JAVA_STORE,
-        "src/main/java/com/acme/store/DiskStore.java": JAVA_DISK,
-        "src/main/java/com/acme/app/Cache.java": JAVA_CACHE,
-    }
-    path = "src/main/java/com/acme/app/Cache.java"
-    changed = JAVA_CACHE.replace("store.get(key)", "store.get(key.trim())")
+    files = _java("store/Store.java", "store/DiskStore.java", "app/Cache.java")
+    path = ACME + "app/Cache.java"
+    changed = files[path].replace("store.get(key)", "store.get(key.trim())")
     called, overriders = _callees(engine, tmp_path / "one", files, path, changed)
     assert set(overriders) == {"DiskStore.get"}
     # the interface's method as surely as it is linked, times the `implements` link
     assert 0.5 * called["Store.get"] < overriders["DiskStore.get"] <= called["Store.get"]
-    files["src/main/java/com/acme/store/MemoryStore.java"] = JAVA_MEMORY
+    files |= _java("store/MemoryStore.java")
     _, two = _callees(engine, tmp_path / "two", files, path, changed)
     assert two == {
         "DiskStore.get": pytest.approx(overriders["DiskStore.get"] / math.sqrt(2)),
@@ -364,27 +360,25 @@ def test_a_call_through_an_interface_or_a_base_class_finds_the_changed_method(
 ) -> None:
     """`store.get(..)` with `store` typed `Store` calls `DiskStore.get` when that is the
     only implementation; `Job.run` calls the `execute` hook `Backup` implements."""
-    files = {
-        "src/main/java/com/acme/store/Store.java": JAVA_STORE,
-        "src/main/java/com/acme/store/DiskStore.java": JAVA_DISK,
-        "src/main/java/com/acme/app/Cache.java": JAVA_CACHE,
-        "src/main/java/com/acme/jobs/Job.java": JAVA_JOB,
-        "src/main/java/com/acme/jobs/Backup.java": JAVA_BACKUP,
-    }
-    path = "src/main/java/com/acme/store/DiskStore.java"
-    changed = JAVA_DISK.replace("read(key)", "read(key.trim())")
+    files = _java(
+        "store/Store.java",
+        "store/DiskStore.java",
+        "app/Cache.java",
+        "jobs/Job.java",
+        "jobs/Backup.java",
+    )
+    path = ACME + "store/DiskStore.java"
+    changed = files[path].replace("read(key)", "read(key.trim())")
     through, direct = _callers(engine, tmp_path / "one", files, path, changed)
     alone = through["Cache.load"]
     assert alone > 0.5  # as sure as the `implements` and the typed field
     assert direct.get("Cache.load", 0.0) < 0.3  # before: at most a bare name's guess
-    path = "src/main/java/com/acme/jobs/Backup.java"
-    through, _ = _callers(
-        engine, tmp_path / "hook", files, path, JAVA_BACKUP.replace("copy()", "copy(true)")
-    )
+    hook = ACME + "jobs/Backup.java"
+    edited = files[hook].replace("copy()", "copy(true)")
+    through, _ = _callers(engine, tmp_path / "hook", files, hook, edited)
     assert through["Job.run"] > 0.5  # the base class's own call to its hook counts
 
     # with a second implementation, a call through the interface may reach either
-    files["src/main/java/com/acme/store/MemoryStore.java"] = JAVA_MEMORY
-    path = "src/main/java/com/acme/store/DiskStore.java"
+    files |= _java("store/MemoryStore.java")
     shared, _ = _callers(engine, tmp_path / "two", files, path, changed)
     assert shared["Cache.load"] == pytest.approx(alone / math.sqrt(2))
