@@ -10,7 +10,8 @@ relations the structural signal follows through them:
   are the changed method's too (``links.linked_callers`` follows them).
 
 Each is weighed by the ``extends`` link's confidence and shared out among the classes
-that may answer the call. One statement each for a whole PR.
+that may answer the call. Three statements for a whole PR: one for ``overridden``, two
+for ``overriding`` (the callees' names, then their overriders).
 """
 
 from __future__ import annotations
