@@ -81,9 +81,11 @@ class KotlinLinks(JvmLinks):
             if receiver.type == "this_expression":
                 self._bare_call(name)
                 return
-            # by name too, always: an extension function (`type.canonicalize()`) is no
-            # member of its receiver's type, which may be the platform's
-            self.name_only(name, node_text(name))
+            # an extension function (`type.canonicalize()`) is no member of its
+            # receiver's type, which may be the platform's: the import naming it, or
+            # else its bare name
+            if not self._member(name, node_text(name)):
+                self.name_only(name, node_text(name))
             owner = self._receiver_type(receiver)
             if owner is None:
                 return

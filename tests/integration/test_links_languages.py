@@ -98,7 +98,7 @@ CHANGES = {
     ),
     "kotlin": Change(
         f"{KOTLIN}shop/Cart.kt",
-        11,
+        12,
         "            val price: Money = prices.priceOf(item)",
         "            val price: Money = prices.priceOf(item.copy())",
         frozenset(
@@ -107,6 +107,7 @@ CHANGES = {
                 (f"{KOTLIN}money/Money.kt", "com.acme.money.Money.plus"),  # a declared `val`
                 (f"{KOTLIN}shop/PriceList.kt", "com.acme.shop.PriceList.priceOf"),  # property
                 (f"{KOTLIN}money/Rounding.kt", "com.acme.money.halfUp"),  # an aliased function
+                (f"{KOTLIN}money/Rounding.kt", "com.acme.money.rounded"),  # an extension
                 (f"{KOTLIN}money/Discount.kt", "com.acme.money.Discount.apply"),  # on demand
                 (f"{KOTLIN}shop/Checkout.kt", "com.acme.shop.Checkout.pay"),  # a caller
             }

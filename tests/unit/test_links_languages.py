@@ -165,6 +165,12 @@ def test_kotlin_imports_aliases_companions_and_declared_types() -> None:
     # `import com.acme.money.halfUp as round`: the function's own name, in its package
     assert _of(links, "halfUp") == {("pkgdir", "com/acme/money", None, IMPORTED, "use")}
     assert not _of(links, "round")
+    # `x.rounded()` with `import com.acme.money.rounded`: the imported extension function,
+    # not every `rounded` of the repository by its bare name
+    assert _of(links, "rounded", bare=True) == {
+        ("pkgdir", "com/acme/money", None, IMPORTED, "use"),
+        ("name", None, None, NAME_ONLY, "use"),
+    }
     # `prices.priceOf(..)`: a constructor property's declared type, same package
     assert ("pkgdir", "com/acme/shop", "PriceList", PACKAGE, "use") in _of(links, "priceOf")
     # `val price: Money = ..; price.plus(..)`: an annotated local

@@ -3,6 +3,7 @@ package com.acme.shop
 import com.acme.money.Money
 import com.acme.money.*
 import com.acme.money.halfUp as round
+import com.acme.money.rounded
 
 class Cart(private val prices: PriceList) : BaseCart(), Priced {
     override fun total(items: List<Item>): Money {
@@ -12,7 +13,7 @@ class Cart(private val prices: PriceList) : BaseCart(), Priced {
             sum = price.plus(sum)
         }
         val discount = Discount(round(sum.cents))
-        return discount.apply(sum)
+        return discount.apply(sum).rounded()
     }
 
     override fun currency(): String = "EUR"
