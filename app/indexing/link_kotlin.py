@@ -29,7 +29,8 @@ class KotlinLinks(JvmLinks):
 
     def run(self) -> list[Link]:
         package = self.nodes(frozenset({"package_header"}))
-        self.start(_dotted(package[0]) if package else None)
+        self.dotted = _dotted(package[0]) if package else None
+        self.start(self.dotted)
         for node in self.nodes(frozenset({"import"})):
             self._import(node)
         self.types = {_name(n) for n in self.nodes(_TYPES)} - {""}
@@ -84,15 +85,27 @@ class KotlinLinks(JvmLinks):
             # an extension function (`type.canonicalize()`) is no member of its
             # receiver's type, which may be the platform's: the import naming it, or
             # else its bare name
-            if not self._member(name, node_text(name)):
-                self.name_only(name, node_text(name))
             owner = self._receiver_type(receiver)
+            named_type = receiver.type == "identifier" and node_text(receiver) == owner
+            if not self._member(name, node_text(name)):
+                self._extension(name, node_text(name), instance=not named_type)
             if owner is None:
                 return
             self._type(name, owner, qualifier=owner, kind="use")
-            if receiver.type == "identifier" and node_text(receiver) == owner:
-                # `Type.f()`: a companion object's member too
+            if named_type:  # `Type.f()`: a companion object's member too
                 self._type(name, owner, qualifier=f"{owner}.Companion", kind="use")
+
+    def _extension(self, name: Node, called: str, *, instance: bool) -> None:
+        """``x.f()`` where no import names ``f``: on an ``instance`` (not ``Type.f()``),
+        an extension function of this package or of one imported on demand (top-level, so
+        qualified by its package's name, which no method's qualified name ends in); any
+        ``f`` by its bare name."""
+        packages = [self.dotted] if self.dotted and instance else []
+        if instance:
+            packages += [p.replace("/", ".") for p in self.on_demand]
+        for package in packages:
+            self.add(name, called, "pkgdir", package.replace(".", "/"), PACKAGE, package)
+        self.name_only(name, called)
 
     def _bare_call(self, name: Node) -> None:
         """``f()``: a constructor (``Type()``), an imported or this file's function, or

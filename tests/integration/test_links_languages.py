@@ -108,6 +108,8 @@ CHANGES = {
                 (f"{KOTLIN}shop/PriceList.kt", "com.acme.shop.PriceList.priceOf"),  # property
                 (f"{KOTLIN}money/Rounding.kt", "com.acme.money.halfUp"),  # an aliased function
                 (f"{KOTLIN}money/Rounding.kt", "com.acme.money.rounded"),  # an extension
+                (f"{KOTLIN}money/Rounding.kt", "com.acme.money.doubled"),  # on demand
+                (f"{KOTLIN}shop/PriceList.kt", "com.acme.shop.weight"),  # the package's
                 (f"{KOTLIN}money/Discount.kt", "com.acme.money.Discount.apply"),  # on demand
                 (f"{KOTLIN}shop/Checkout.kt", "com.acme.shop.Checkout.pay"),  # a caller
             }

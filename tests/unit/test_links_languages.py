@@ -160,7 +160,8 @@ KOTLIN = "src/main/kotlin/com/acme/shop/Cart.kt"
 
 def test_kotlin_imports_aliases_companions_and_declared_types() -> None:
     links = _fixture("kotlin", KOTLIN)
-    # `Money.zero()`: the imported class's member, or its companion object's
+    # `Money.zero()`: the imported class's member, or its companion object's (a type's
+    # name, so no extension function's call)
     assert {q for _, _, q, _, _ in _of(links, "zero")} == {"Money", "Money.Companion"}
     # `import com.acme.money.halfUp as round`: the function's own name, in its package
     assert _of(links, "halfUp") == {("pkgdir", "com/acme/money", None, IMPORTED, "use")}
@@ -171,10 +172,22 @@ def test_kotlin_imports_aliases_companions_and_declared_types() -> None:
         ("pkgdir", "com/acme/money", None, IMPORTED, "use"),
         ("name", None, None, NAME_ONLY, "use"),
     }
+    # `item.weight()`, `sum.doubled()`, imported by no name: a top-level (extension)
+    # function of this package or one imported on demand, qualified by the package
+    for name in ("weight", "doubled"):
+        assert _of(links, name) == {
+            ("pkgdir", "com/acme/shop", "com.acme.shop", PACKAGE, "use"),
+            ("pkgdir", "com/acme/money", "com.acme.money", PACKAGE, "use"),
+        }
     # `prices.priceOf(..)`: a constructor property's declared type, same package
     assert ("pkgdir", "com/acme/shop", "PriceList", PACKAGE, "use") in _of(links, "priceOf")
     # `val price: Money = ..; price.plus(..)`: an annotated local
-    assert _of(links, "plus") == {("pkgdir", "com/acme/money", "Money", IMPORTED, "use")}
+    # (and, as on any receiver not a type's name, this or an on-demand package's extension)
+    assert _of(links, "plus") == {
+        ("pkgdir", "com/acme/money", "Money", IMPORTED, "use"),
+        ("pkgdir", "com/acme/shop", "com.acme.shop", PACKAGE, "use"),
+        ("pkgdir", "com/acme/money", "com.acme.money", PACKAGE, "use"),
+    }
     # supertypes are extends links; the platform's List links nothing
     assert {k.kind for k in links if k.name in {"BaseCart", "Priced"}} == {"extends"}
     assert not _of(links, "List")

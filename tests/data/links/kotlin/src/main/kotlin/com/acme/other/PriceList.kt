@@ -5,3 +5,7 @@ class PriceList {
 }
 
 fun Long.rounded(): Long = this / 100 * 100
+
+fun String.weight(): Long = length.toLong()
+
+fun Long.doubled(): Long = this * 2

@@ -11,6 +11,7 @@ class Cart(private val prices: PriceList) : BaseCart(), Priced {
         for (item in items) {
             val price: Money = prices.priceOf(item)
             sum = price.plus(sum)
+            if (item.weight() > 1000) sum = sum.doubled()
         }
         val discount = Discount(round(sum.cents))
         return discount.apply(sum).rounded()
