@@ -1,7 +1,8 @@
 """Links of Java files: imported types (single, on-demand and static imports), types of the
 same package, constructors, base classes and interfaces, and methods through the declared
-type of their receiver (a local variable, a parameter or a field) or the class they are
-called on. A type only named in a declaration is not linked (``_type_position``)."""
+type of their receiver (a local variable, a parameter or a field), the class they are
+called on, or the base class ``super`` names. A type only named in a declaration is not
+linked (``_type_position``)."""
 
 from __future__ import annotations
 
@@ -192,10 +193,10 @@ class JavaLinks(JvmLinks):
         if receiver is None or receiver.type == "this":
             self._own_method(name, method)
             return
-        owner = self._receiver_type(receiver)
+        owner = _base_class(node) if receiver.type == "super" else self._receiver_type(receiver)
         if owner is not None:
             self._type(name, owner, qualifier=owner, kind="use")
-        elif receiver.type != "super":
+        elif receiver.type != "super":  # `super.m()` of no base class: Object's
             self.name_only(name, method)
 
     def _own_method(self, name: Node, method: str) -> None:
@@ -274,6 +275,21 @@ _FILE_FACTS = (
     | _TYPES
     | _DECLARATIONS
 )
+
+
+def _base_class(node: Node) -> str | None:
+    """The simple name of the class ``super`` means at ``node``: the ``extends`` of the
+    class around it, or the type an anonymous class around it is created from."""
+    body = enclosing(node, frozenset({"class_body"}))
+    holder = body.parent if body is not None else None
+    if holder is None:
+        return None
+    if holder.type == "class_declaration":
+        base = holder.child_by_field_name("superclass")
+        return _simple_type(base.named_children[0]) if base and base.named_children else None
+    if holder.type == "object_creation_expression":
+        return _simple_type(holder.child_by_field_name("type"))
+    return None
 
 
 def _declared_names(declaration: Node) -> list[str]:

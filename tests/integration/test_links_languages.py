@@ -91,6 +91,7 @@ CHANGES = {
                 (f"{JAVA}shop/PriceList.java", "PriceList.priceOf"),  # a field, same package
                 (f"{JAVA}money/Rounding.java", "Rounding.halfUp"),  # a static import
                 (f"{JAVA}money/Discount.java", "Discount.apply"),  # `var`, on-demand import
+                (f"{JAVA}shop/BaseCart.java", "BaseCart.audited"),  # `super.`
                 (f"{JAVA}shop/Checkout.java", "Checkout.pay"),  # a caller, by its parameter
             }
         ),

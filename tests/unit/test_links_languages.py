@@ -65,6 +65,11 @@ def test_java_methods_through_their_receivers_declared_type() -> None:
     links = _fixture("java", CART)
     # `this.prices.priceOf(...)`: the field's type PriceList, of this package (or on demand)
     assert ("pkgdir", "com/acme/shop", "PriceList", PACKAGE, "use") in _of(links, "priceOf")
+    # `super.audited(..)`: the base class's method, BaseCart of this package (or on demand)
+    assert {(t, q) for _, t, q, _, _ in _of(links, "audited")} == {
+        ("com/acme/shop", "BaseCart"),
+        ("com/acme/money", "BaseCart"),
+    }
     # `sum.plus(...)`: a local variable of the imported type Money
     assert _of(links, "plus") == {("pkgdir", "com/acme/money", "Money", IMPORTED, "use")}
     # `var discount = new Discount(...)`: the constructed type; `var` itself links nothing
@@ -193,6 +198,29 @@ def test_kotlin_imports_aliases_companions_and_declared_types() -> None:
     assert not _of(links, "List")
     # a type only named in a declaration (`val price: Money`) links by its bare name only
     assert not any(k.kind == "type" for k in links)
+
+
+def test_java_super_is_the_base_class_of_the_class_or_anonymous_class_around_it() -> None:
+    source = """package com.acme.jobs;
+
+class Nightly extends Job {
+    void run() {
+        super.run();
+        Runnable r = new Task() {
+            public void go() { super.go(); }
+        };
+    }
+}
+
+class Plain {
+    public String toString() { return super.toString(); }
+}
+"""
+    links = _links("src/com/acme/jobs/Nightly.java", source)
+    assert {q for _, _, q, _, _ in _of(links, "run")} == {"Job"}
+    assert {q for _, _, q, _, _ in _of(links, "go")} == {"Task"}
+    # no `extends`: Object's method, which no repository defines (its bare name only)
+    assert not _of(links, "toString")
 
 
 CSHARP = "src/Acme.Shop/Cart.cs"

@@ -4,4 +4,8 @@ public class PriceList {
     public long priceOf(String sku) {
         return 0;
     }
+
+    public long audited(long total) {
+        return total;
+    }
 }

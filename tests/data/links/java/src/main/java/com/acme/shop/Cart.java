@@ -19,6 +19,6 @@ public class Cart extends BaseCart implements Priced {
             sum = sum.plus(this.prices.priceOf(item));
         }
         var discount = new Discount(halfUp(sum.cents()));
-        return discount.apply(sum);
+        return super.audited(discount.apply(sum));
     }
 }
