@@ -1,7 +1,8 @@
 """Links of Kotlin files: imported types and top-level functions (with ``as`` aliases and
 on-demand imports), the package's own types and functions, constructors, companion and
-object members (``Type.f()``), methods through their receiver's declared type, and
-supertypes; a type only named in a declaration links by its bare name alone."""
+object members (``Type.f()``), methods through their receiver's declared type or the
+supertypes ``super`` names, extension functions through any receiver, and supertypes; a
+type only named in a declaration links by its bare name alone."""
 
 from __future__ import annotations
 
@@ -81,6 +82,10 @@ class KotlinLinks(JvmLinks):
             receiver, name = parts
             if receiver.type == "this_expression":
                 self._bare_call(name)
+                return
+            if receiver.type == "super_expression":  # `super.f()`, `super<Base>.f()`
+                for base in _supertypes(receiver):
+                    self._type(name, base, qualifier=base, kind="use")
                 return
             # an extension function (`type.canonicalize()`) is no member of its
             # receiver's type, which may be the platform's: the import naming it, or
@@ -184,6 +189,34 @@ def _declaration(node: Node) -> tuple[str, str | None]:
             built = node_text(callee) if callee.type == "identifier" else ""
             type_name = built if built[:1].isupper() else None
     return node_text(name), type_name
+
+
+def _supertypes(receiver: Node) -> list[str]:
+    """The simple names ``super`` may mean at ``receiver``: the one it names
+    (``super<Base>``), or each supertype of the class or object around it."""
+    named = next((c for c in receiver.named_children if c.type == "user_type"), None)
+    if named is not None:
+        return [n for n in [_simple(named)] if n]
+    holder = enclosing(
+        receiver, frozenset({"class_declaration", "object_declaration", "object_literal"})
+    )
+    specifiers = next(
+        (c for c in (holder.named_children if holder else []) if c.type == "delegation_specifiers"),
+        None,
+    )
+    found = []
+    for specifier in specifiers.named_children if specifiers is not None else []:
+        invocation = next(
+            (c for c in specifier.named_children if c.type == "constructor_invocation"), None
+        )
+        base = _simple(
+            next(
+                (c for c in (invocation or specifier).named_children if c.type == "user_type"), None
+            )
+        )
+        if base:
+            found.append(base)
+    return found
 
 
 def _simple(node: Node | None) -> str | None:

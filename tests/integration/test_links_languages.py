@@ -111,6 +111,7 @@ CHANGES = {
                 (f"{KOTLIN}money/Rounding.kt", "com.acme.money.rounded"),  # an extension
                 (f"{KOTLIN}money/Rounding.kt", "com.acme.money.doubled"),  # on demand
                 (f"{KOTLIN}shop/PriceList.kt", "com.acme.shop.weight"),  # the package's
+                (f"{KOTLIN}shop/BaseCart.kt", "com.acme.shop.BaseCart.audited"),  # `super.`
                 (f"{KOTLIN}money/Discount.kt", "com.acme.money.Discount.apply"),  # on demand
                 (f"{KOTLIN}shop/Checkout.kt", "com.acme.shop.Checkout.pay"),  # a caller
             }

@@ -184,6 +184,12 @@ def test_kotlin_imports_aliases_companions_and_declared_types() -> None:
             ("pkgdir", "com/acme/shop", "com.acme.shop", PACKAGE, "use"),
             ("pkgdir", "com/acme/money", "com.acme.money", PACKAGE, "use"),
         }
+    # `super.audited(..)`: a member of each supertype (BaseCart, Priced), where each is
+    assert {(t, q) for _, t, q, _, _ in _of(links, "audited")} == {
+        (place, base)
+        for place in ("com/acme/shop", "com/acme/money")
+        for base in ("BaseCart", "Priced")
+    }
     # `prices.priceOf(..)`: a constructor property's declared type, same package
     assert ("pkgdir", "com/acme/shop", "PriceList", PACKAGE, "use") in _of(links, "priceOf")
     # `val price: Money = ..; price.plus(..)`: an annotated local

@@ -2,6 +2,8 @@ package com.acme.other
 
 class PriceList {
     fun priceOf(sku: String): Long = sku.length.toLong()
+
+    fun audited(total: Long): Long = total
 }
 
 fun Long.rounded(): Long = this / 100 * 100

@@ -14,7 +14,7 @@ class Cart(private val prices: PriceList) : BaseCart(), Priced {
             if (item.weight() > 1000) sum = sum.doubled()
         }
         val discount = Discount(round(sum.cents))
-        return discount.apply(sum).rounded()
+        return super.audited(discount.apply(sum).rounded())
     }
 
     override fun currency(): String = "EUR"
