@@ -8,8 +8,9 @@ retrieval reads as "a namespace a ``global using`` of the repository brings in"
 (``app/retrieval/links.py`` ``resolves``); editing either file re-reads that file only.
 A type's members go by the same rule (``Acme.Money.Money.Plus``), which also finds a
 partial class's methods in its other files; calls go through the receiver's declared
-type (a local, a parameter, a field or property, ``var x = new T()``); ``x?.M()`` and
-``x.M<T>()`` are calls as ``x.M()`` is. ``x.M()`` may also call an extension method (a
+type (a local, a parameter, a field or property, ``var x = new T()``), ``base.M()``
+through the types of the class's base list; ``x?.M()`` and ``x.M<T>()`` are calls as
+``x.M()`` is. ``x.M()`` may also call an extension method (a
 static method whose first parameter is ``this T``) of a static class in a namespace the
 file has in scope: the method's file stores it as such (kind ``EXTENSION``), and the call
 is linked to it (match ``EXTENSION``), whatever ``x``'s type. A type is linked where it
@@ -196,6 +197,10 @@ class CSharpLinks(Extractor):
         if receiver is None or receiver.type in {"this", "this_expression"}:  # this.M()
             self._own_method(name)
             return
+        if receiver.type == "base":  # base.M(): a member of the class's bases
+            for base in _bases(receiver):
+                self._member(name, base)
+            return
         owner = self._receiver_type(receiver)
         if owner is not None:
             self._member(name, owner)
@@ -331,6 +336,16 @@ def _method_name(node: Node | None) -> Node | None:
     if node is not None and node.type == "generic_name":
         node = next((c for c in node.named_children if c.type == "identifier"), None)
     return node if node is not None and node.type == "identifier" else None
+
+
+def _bases(node: Node) -> list[str]:
+    """The simple names in the base list of the type declaration around ``node``."""
+    owner = enclosing(node, _TYPE_DECLARATIONS)
+    listed = (
+        next((c for c in owner.named_children if c.type == "base_list"), None) if owner else None
+    )
+    found = [_simple(c) for c in listed.named_children] if listed is not None else []
+    return [node_text(f) for f in found if f is not None]
 
 
 def _simple(node: Node | None) -> Node | None:

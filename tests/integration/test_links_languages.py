@@ -132,6 +132,7 @@ CHANGES = {
                 ("src/Acme.Money/Discount.cs", "Acme.Money.Discount.Apply"),  # var = new T()
                 ("src/Acme.Shop/Cart.Audit.cs", "Acme.Shop.Cart.Audit"),  # another partial
                 ("src/Acme.Shop/Checkout.cs", "Acme.Shop.Checkout.Pay"),  # a caller
+                ("src/Acme.Shop/BaseCart.cs", "Acme.Shop.BaseCart.Audited"),  # `base.`
                 ("src/Acme.Pricing/Tax.cs", "Acme.Pricing.Tax.Of"),  # another file's global using
                 # an extension method in a namespace `using` brings in
                 ("src/Acme.Money/MoneyExtensions.cs", "Acme.Money.MoneyExtensions.Doubled"),

@@ -255,6 +255,12 @@ def test_csharp_namespaces_usings_aliases_and_static_usings() -> None:
     # a field's declared type; the platform's namespaces are not candidates
     assert ("name", None, "Acme.Shop.PriceList", PACKAGE, "use") in _of(links, "PriceOf")
     assert not any(k.qualifier and k.qualifier.startswith("System") for k in links)
+    # `base.Audited(..)`: a member of the types in the class's base list
+    assert ("name", None, "Acme.Shop.BaseCart", PACKAGE, "use") in _of(links, "Audited")
+    assert {q.rsplit(".", 1)[-1] for _, _, q, _, _ in _of(links, "Audited")} == {
+        "BaseCart",
+        "IPriced",
+    }
     # a method of this class: any of its partial files
     assert ("name", None, "Acme.Shop.Cart", LOCAL, "use") in _of(links, "Audit")
     # `sum.Doubled()` on a `var` of no written type: an extension method of any

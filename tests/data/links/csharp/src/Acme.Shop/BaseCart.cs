@@ -6,6 +6,8 @@ namespace Acme.Shop
     public abstract class BaseCart
     {
         public abstract Money Total(List<Item> items);
+
+        protected virtual Money Audited(Money total) => total;
     }
 
     public interface IPriced

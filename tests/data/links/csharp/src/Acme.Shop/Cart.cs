@@ -23,6 +23,6 @@ public partial class Cart : BaseCart, IPriced
             sum = price.Plus(sum);
         }
         var discount = new Discount(HalfUp(sum.Cents) + Tax.Of(sum.Cents));
-        return discount.Apply(Audit(sum.Doubled()));
+        return base.Audited(discount.Apply(Audit(sum.Doubled())));
     }
 }
