@@ -1,5 +1,6 @@
 """Links of Python files: imports (relative and absolute, with aliases), module attributes,
-``self``/``cls`` methods and same-file calls."""
+``self``/``cls`` methods (a base class's, where the class does not define the method, and
+``super().m()``'s) and same-file calls."""
 
 from __future__ import annotations
 
@@ -122,10 +123,17 @@ class PythonLinks(Extractor):
         if obj is None or attr is None:
             return
         name, receiver = node_text(attr), node_text(obj)
-        if receiver in {"self", "cls"}:
+        if receiver in {"self", "cls", "super()"}:
             cls = enclosing(node, frozenset({"class_definition"}))
             owner = node_text(cls.child_by_field_name("name")) if cls is not None else None
-            self.add(attr, name, "file", self.path, LOCAL, owner)
+            if receiver != "super()":
+                self.add(attr, name, "file", self.path, LOCAL, owner)
+            called = node.parent is not None and node.parent.type == "call"
+            inherited = receiver == "super()" or (cls is not None and name not in _methods(cls))
+            if cls is not None and called and inherited:
+                self._inherited(attr, name, cls)  # not the class's own method: its bases'
+            if receiver == "super()" and called:  # and by name, as before: a base elsewhere
+                self.name_only(attr, name)
             return
         kind = "extends" if _base_class(node) else "use"
         if receiver in self.imports:
@@ -142,6 +150,39 @@ class PythonLinks(Extractor):
         parent = node.parent
         if parent is not None and parent.type == "call":
             self.name_only(attr, name)
+
+    def _inherited(self, attr: Node, name: str, cls: Node) -> None:
+        """``self.m()`` of a method the class does not define, or ``super().m()``: the
+        method of each base class, where the file defines or imports it."""
+        bases = cls.child_by_field_name("superclasses")
+        for base in bases.named_children if bases is not None else []:
+            if base.type == "identifier" and node_text(base) in self.defined:
+                self.add(attr, name, "file", self.path, LOCAL, node_text(base))
+                continue
+            module = (
+                node_text(base.child_by_field_name("object")) if base.type == "attribute" else ""
+            )
+            if base.type == "identifier" and node_text(base) in self.imports:
+                files, owner = self.imports[node_text(base)]
+            elif module in self.imports:  # `mod.Base`: mod's, or its submodule's
+                files = self.imports[module][0] + self.submodules.get(module, [])
+                owner = node_text(base.child_by_field_name("attribute"))
+            else:
+                continue
+            for file in files if owner is not None else ():
+                self.add(attr, name, "module", file, IMPORTED, owner)
+
+
+def _methods(cls: Node) -> set[str]:
+    """The names of the functions a class's body defines (decorated or not)."""
+    body = cls.child_by_field_name("body")
+    found = set()
+    for child in body.named_children if body is not None else []:
+        if child.type == "decorated_definition":
+            child = child.child_by_field_name("definition") or child
+        if child.type == "function_definition":
+            found.add(node_text(child.child_by_field_name("name")))
+    return found
 
 
 _PYTHON_TYPES = frozenset({"type"})  # annotations: `x: T`, `-> T`

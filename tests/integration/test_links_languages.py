@@ -375,6 +375,32 @@ def test_a_react_component_is_called_where_jsx_renders_it(
     assert found["src/Button.tsx"] > found["src/other/Button.tsx"]
 
 
+def test_a_python_method_reaches_what_it_inherits_and_what_super_calls(
+    engine: Engine, settings: Settings, tmp_path: Path
+) -> None:
+    """``self.save()`` that the class does not define, and ``super().close()``, reach the
+    base class's methods in another module, not a namesake in a third."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/base.py": "class Base:\n    def save(self):\n        return 1\n\n"
+        "    def close(self):\n        return 2\n",
+        "pkg/other.py": "class Other:\n    def save(self):\n        return 3\n\n"
+        "    def close(self):\n        return 4\n",
+        "pkg/child.py": "from .base import Base\n\n\nclass Child(Base):\n"
+        "    def close(self):\n        self.save()\n        return super().close()\n",
+    }
+    for path, source in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(source)
+    index_tree(engine, tmp_path)
+    old = "        self.save()"
+    linked = _linked(engine, settings, tmp_path, _diff("pkg/child.py", 6, old, old + "  # x"))
+    assert {("pkg/base.py", "Base.save"), ("pkg/base.py", "Base.close")} <= set(linked)
+    # the namesake: `super().close()` by its bare name too, below the base's
+    assert ("pkg/other.py", "Other.save") not in linked
+    assert linked.get(("pkg/other.py", "Other.close"), 0.0) < linked[("pkg/base.py", "Base.close")]
+
+
 #: (path, line, old, new): a one-line change
 _Edit = tuple[str, int, str, str]
 _OF = "    public static long Of(long cents) => {};"

@@ -84,6 +84,57 @@ def test_python_imports_relative_aliased_and_self() -> None:
     assert ("module", "httpx/_utils.py") in _targets(links, "to_bytes", kind="import")
 
 
+INHERITING = """\
+from .base import Base
+from . import mixins
+
+
+class Local:
+    def helper(self):
+        pass
+
+
+class Child(Base, mixins.Audit, Local):
+    def own(self):
+        return 1
+
+    def run(self):
+        self.own()
+        self.closing
+        self.helper()
+        return super().own()
+"""
+
+
+def test_python_inherited_and_super_calls_reach_the_base_classes() -> None:
+    links = _links("pkg/child.py", INHERITING)
+
+    def places(name: str) -> set[tuple[str | None, str | None]]:
+        return {(k.target, k.qualifier) for k in links if k.name == name and k.match != "name"}
+
+    # `self.helper()`, which Child does not define: its own class's, or each base's where
+    # the file imports or defines it (`mixins.Audit`: the package's, or its submodule's)
+    assert places("helper") == {
+        ("pkg/child.py", "Child"),
+        ("pkg/base.py", "Base"),
+        ("pkg/base/__init__.py", "Base"),
+        ("pkg/__init__.py", "Audit"),
+        ("pkg/mixins.py", "Audit"),
+        ("pkg/mixins/__init__.py", "Audit"),
+        ("pkg/child.py", "Local"),
+    }
+    # `self.own()` on line 15, which Child defines: its own only; `super().own()` on line
+    # 18: the bases' only, and its bare name (a base the file cannot place)
+    assert {(k.target, k.qualifier) for k in links if k.name == "own" and k.line == 15} == {
+        ("pkg/child.py", "Child")
+    }
+    supers = {(k.target, k.qualifier) for k in links if k.name == "own" and k.line == 18}
+    assert ("pkg/base.py", "Base") in supers and (None, None) in supers
+    assert ("pkg/child.py", "Child") not in supers
+    # an attribute read, not a call: the class's own only
+    assert places("closing") == {("pkg/child.py", "Child")}
+
+
 def test_python_links_of_a_chunk_are_those_on_its_lines() -> None:
     result = chunk_file("httpx/_client.py", PYTHON.encode())
     send = next(c for c in result.chunks if c.qualified_name == "Client.send")
