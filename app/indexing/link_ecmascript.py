@@ -1,7 +1,8 @@
 """Links of TypeScript and JavaScript files: ES imports of relative modules (named,
 default, namespace), CommonJS ``require`` of them (the module, or names destructured
-from it), re-exports, ``this`` and ``exports`` members, same-file functions, and the
-components JSX renders (``<Button />``)."""
+from it), re-exports, ``this`` and ``exports`` members (a base class's, for ``this.m()`` the
+class does not define and ``super.m()``), same-file functions, and the components JSX
+renders (``<Button />``)."""
 
 from __future__ import annotations
 
@@ -235,10 +236,18 @@ class EcmaScriptLinks(Extractor):
         if obj is None or prop is None or _in_field(node, "jsx_closing_element", "name"):
             return  # `</UI.Modal>` closes what `<UI.Modal>` linked
         name = node_text(prop)
-        if obj.type == "this":
+        parent = node.parent
+        called = parent is not None and parent.type == "call_expression"
+        if obj.type in {"this", "super"}:
             cls = enclosing(node, self.CLASSES)
             owner = node_text(cls.child_by_field_name("name")) if cls is not None else None
-            self.add(prop, name, "file", self.path, LOCAL, owner)
+            if obj.type == "this":
+                self.add(prop, name, "file", self.path, LOCAL, owner)
+            inherited = obj.type == "super" or (cls is not None and name not in _methods(cls))
+            if cls is not None and called and inherited:
+                self._inherited(prop, name, cls)  # not the class's own method: its base's
+            if obj.type == "super" and called:  # and by name: a base it cannot place
+                self.name_only(prop, name)
             return
         receiver = node_text(obj)
         if receiver in self.EXPORTS:  # this module's own export, unless assigned to here
@@ -252,9 +261,42 @@ class EcmaScriptLinks(Extractor):
                 owner = None if imported == MODULE else imported
                 self.add(prop, name, "stem", stem, IMPORTED, owner)
             return
-        parent = node.parent
-        if parent is not None and parent.type == "call_expression":
+        if called:
             self.name_only(prop, name)
+
+    def _inherited(self, prop: Node, name: str, cls: Node) -> None:
+        """``this.m()`` of a method the class does not define, or ``super.m()``: the
+        method of the class it ``extends``, where the file imports or defines it."""
+        heritage = next((c for c in cls.named_children if c.type == "class_heritage"), None)
+        clause = next(
+            (
+                c
+                for c in (heritage.named_children if heritage else [])
+                if c.type == "extends_clause"
+            ),
+            heritage,
+        )
+        base = next(
+            (c for c in (clause.named_children if clause else []) if c.type == "identifier"), None
+        )
+        if base is None:
+            return
+        binding = self._binding(base, node_text(base))
+        if binding is not None and binding[0] is not None and binding[1] is not None:
+            stem, imported = binding
+            owner = imported if imported not in {"default", MODULE} else node_text(base)
+            self.add(prop, name, "stem", stem, IMPORTED, owner)
+        elif binding is None and node_text(base) in self.defined:
+            self.add(prop, name, "file", self.path, LOCAL, node_text(base))
+
+
+def _methods(cls: Node) -> set[str]:
+    """The names of the methods and fields a class's body declares."""
+    body = cls.child_by_field_name("body")
+    members = body.named_children if body is not None else []
+    return {
+        node_text(m.child_by_field_name("name")) for m in members if m.child_by_field_name("name")
+    }
 
 
 #: JSX that renders a component (the closing tag names it again)

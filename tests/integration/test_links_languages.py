@@ -401,6 +401,28 @@ def test_a_python_method_reaches_what_it_inherits_and_what_super_calls(
     assert linked.get(("pkg/other.py", "Other.close"), 0.0) < linked[("pkg/base.py", "Base.close")]
 
 
+def test_a_typescript_method_reaches_what_it_inherits_and_what_super_calls(
+    engine: Engine, settings: Settings, tmp_path: Path
+) -> None:
+    """The same in TypeScript: ``this.save()`` and ``super.close()`` reach the class the
+    method's class ``extends``, not a namesake in another module."""
+    files = {
+        "src/base.ts": "export class Base {\n  save() {\n    return 1;\n  }\n\n"
+        "  close() {\n    return 2;\n  }\n}\n",
+        "src/other.ts": "export class Other {\n  save() {\n    return 3;\n  }\n}\n",
+        "src/child.ts": 'import { Base } from "./base";\n\nexport class Child extends Base {\n'
+        "  close() {\n    this.save();\n    return super.close();\n  }\n}\n",
+    }
+    for path, source in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(source)
+    index_tree(engine, tmp_path)
+    old = "    this.save();"
+    linked = _linked(engine, settings, tmp_path, _diff("src/child.ts", 5, old, old + " // x"))
+    assert {("src/base.ts", "Base.save"), ("src/base.ts", "Base.close")} <= set(linked)
+    assert ("src/other.ts", "Other.save") not in linked
+
+
 #: (path, line, old, new): a one-line change
 _Edit = tuple[str, int, str, str]
 _OF = "    public static long Of(long cents) => {};"

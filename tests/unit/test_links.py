@@ -135,6 +135,36 @@ def test_python_inherited_and_super_calls_reach_the_base_classes() -> None:
     assert places("closing") == {("pkg/child.py", "Child")}
 
 
+def test_ecmascript_inherited_and_super_calls_reach_the_class_it_extends() -> None:
+    typescript = _links(
+        "src/child.ts",
+        'import { Base } from "./base";\n'
+        "class Local { helper() {} }\n"
+        "class Child extends Base implements Shape {\n"
+        "  run() { this.run(); this.save(); super.close(); this.size; }\n"
+        "}\n"
+        "class Third extends Local { go() { this.helper(); } }\n",
+    )
+
+    def places(links: list[Link], name: str) -> set[tuple[str | None, str | None]]:
+        return {(k.target, k.qualifier) for k in links if k.name == name and k.match != "name"}
+
+    # `this.save()`, which Child does not define: the imported base's too
+    assert places(typescript, "save") == {("src/child.ts", "Child"), ("src/base", "Base")}
+    # `super.close()`: the base's only, and by name; `this.run()`: Child's own only
+    assert places(typescript, "close") == {("src/base", "Base")}
+    assert places(typescript, "run") == {("src/child.ts", "Child")}
+    # a base defined in the file; a property read is no call
+    assert ("src/child.ts", "Local") in places(typescript, "helper")
+    assert places(typescript, "size") == {("src/child.ts", "Child")}
+    javascript = _links(
+        "lib/child.js",
+        'const { Base } = require("./base");\n'
+        "class Child extends Base { run() { return super.close(); } }\n",
+    )
+    assert places(javascript, "close") == {("lib/base", "Base")}
+
+
 def test_python_links_of_a_chunk_are_those_on_its_lines() -> None:
     result = chunk_file("httpx/_client.py", PYTHON.encode())
     send = next(c for c in result.chunks if c.qualified_name == "Client.send")
