@@ -61,6 +61,14 @@ def _diff(path: str, line: int, old: str, new: str) -> str:
     )
 
 
+def _index_project(engine: Engine, root: Path, files: dict[str, str]) -> None:
+    """Writes ``files`` (path -> source) under ``root`` and indexes the tree."""
+    for path, source in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(source)
+    index_tree(engine, root)
+
+
 JAVA = "src/main/java/com/acme/"
 KOTLIN = "src/main/kotlin/com/acme/"
 
@@ -361,10 +369,7 @@ def test_a_react_component_is_called_where_jsx_renders_it(
         "src/Page.tsx": "import { Button } from './Button';\n\n"
         'export function Page() {\n  return <div><Button label="ok" /></div>;\n}\n',
     }
-    for path, source in files.items():
-        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / path).write_text(source)
-    index_tree(engine, tmp_path)
+    _index_project(engine, tmp_path, files)
     found = {}
     for path, tag in (("src/Button.tsx", "button"), ("src/other/Button.tsx", "a")):
         old = f"  return <{tag}>{{label}}</{tag}>;"
@@ -375,52 +380,50 @@ def test_a_react_component_is_called_where_jsx_renders_it(
     assert found["src/Button.tsx"] > found["src/other/Button.tsx"]
 
 
-def test_a_python_method_reaches_what_it_inherits_and_what_super_calls(
-    engine: Engine, settings: Settings, tmp_path: Path
-) -> None:
-    """``self.save()`` that the class does not define, and ``super().close()``, reach the
-    base class's methods in another module, not a namesake in a third."""
-    files = {
-        "pkg/__init__.py": "",
-        "pkg/base.py": "class Base:\n    def save(self):\n        return 1\n\n"
-        "    def close(self):\n        return 2\n",
-        "pkg/other.py": "class Other:\n    def save(self):\n        return 3\n\n"
-        "    def close(self):\n        return 4\n",
-        "pkg/child.py": "from .base import Base\n\n\nclass Child(Base):\n"
-        "    def close(self):\n        self.save()\n        return super().close()\n",
-    }
-    for path, source in files.items():
-        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / path).write_text(source)
-    index_tree(engine, tmp_path)
-    old = "        self.save()"
-    linked = _linked(engine, settings, tmp_path, _diff("pkg/child.py", 6, old, old + "  # x"))
-    assert {("pkg/base.py", "Base.save"), ("pkg/base.py", "Base.close")} <= set(linked)
-    # the namesake: `super().close()` by its bare name too, below the base's
-    assert ("pkg/other.py", "Other.save") not in linked
-    assert linked.get(("pkg/other.py", "Other.close"), 0.0) < linked[("pkg/base.py", "Base.close")]
+#: A class whose method calls ``save``, which it does not define, and its base's ``close``
+#: through ``super``, the base in another module, a namesake in a third; the edited line.
+INHERITING = {
+    "python": (
+        {
+            "pkg/__init__.py": "",
+            "pkg/base.py": "class Base:\n    def save(self):\n        return 1\n\n"
+            "    def close(self):\n        return 2\n",
+            "pkg/other.py": "class Other:\n    def save(self):\n        return 3\n\n"
+            "    def close(self):\n        return 4\n",
+            "pkg/child.py": "from .base import Base\n\n\nclass Child(Base):\n"
+            "    def close(self):\n        self.save()\n        return super().close()\n",
+        },
+        ("pkg/child.py", 6, "        self.save()", "        self.save()  # x"),
+    ),
+    "typescript": (
+        {
+            "src/base.ts": "export class Base {\n  save() {\n    return 1;\n  }\n\n"
+            "  close() {\n    return 2;\n  }\n}\n",
+            "src/other.ts": "export class Other {\n  save() {\n    return 3;\n  }\n\n"
+            "  close() {\n    return 4;\n  }\n}\n",
+            "src/child.ts": 'import { Base } from "./base";\n\nexport class Child extends Base {\n'
+            "  close() {\n    this.save();\n    return super.close();\n  }\n}\n",
+        },
+        ("src/child.ts", 5, "    this.save();", "    this.save(); // x"),
+    ),
+}
 
 
-def test_a_typescript_method_reaches_what_it_inherits_and_what_super_calls(
-    engine: Engine, settings: Settings, tmp_path: Path
+@pytest.mark.parametrize("language", sorted(INHERITING))
+def test_a_method_reaches_what_it_inherits_and_what_super_calls(
+    engine: Engine, settings: Settings, tmp_path: Path, language: str
 ) -> None:
-    """The same in TypeScript: ``this.save()`` and ``super.close()`` reach the class the
-    method's class ``extends``, not a namesake in another module."""
-    files = {
-        "src/base.ts": "export class Base {\n  save() {\n    return 1;\n  }\n\n"
-        "  close() {\n    return 2;\n  }\n}\n",
-        "src/other.ts": "export class Other {\n  save() {\n    return 3;\n  }\n}\n",
-        "src/child.ts": 'import { Base } from "./base";\n\nexport class Child extends Base {\n'
-        "  close() {\n    this.save();\n    return super.close();\n  }\n}\n",
-    }
-    for path, source in files.items():
-        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / path).write_text(source)
-    index_tree(engine, tmp_path)
-    old = "    this.save();"
-    linked = _linked(engine, settings, tmp_path, _diff("src/child.ts", 5, old, old + " // x"))
-    assert {("src/base.ts", "Base.save"), ("src/base.ts", "Base.close")} <= set(linked)
-    assert ("src/other.ts", "Other.save") not in linked
+    """``self.save()``/``this.save()``, which the class does not define, and
+    ``super().close()``/``super.close()`` reach the base class's methods in another
+    module; the namesake in a third is reached by the bare name of ``super``'s call only,
+    below the base's."""
+    files, edit = INHERITING[language]
+    _index_project(engine, tmp_path, files)
+    linked = _linked(engine, settings, tmp_path, _diff(*edit))
+    base, other = (next(p for p in files if f"/{name}." in p) for name in ("base", "other"))
+    assert {(base, "Base.save"), (base, "Base.close")} <= set(linked)
+    assert (other, "Other.save") not in linked
+    assert linked.get((other, "Other.close"), 0.0) < linked[(base, "Base.close")]
 
 
 #: (path, line, old, new): a one-line change
