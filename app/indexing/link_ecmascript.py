@@ -44,6 +44,7 @@ class EcmaScriptLinks(Extractor):
         self.imports: dict[str, Imported] = {}  # local -> (stem, name)
         # a `require` in a function binds its name in that function (by the node's id)
         self.scoped: dict[int, dict[str, Imported]] = {}
+        self.class_members: dict[int, set[str]] = {}  # class node id -> its members
         for node in self.nodes(self.DECLARATIONS | self.ASSIGNMENTS):
             if node.type == "import_statement":
                 self._import(node)
@@ -243,7 +244,9 @@ class EcmaScriptLinks(Extractor):
             owner = node_text(cls.child_by_field_name("name")) if cls is not None else None
             if obj.type == "this":
                 self.add(prop, name, "file", self.path, LOCAL, owner)
-            inherited = obj.type == "super" or (cls is not None and name not in _methods(cls))
+            inherited = obj.type == "super" or (
+                cls is not None and called and not self._defines(cls, name)
+            )
             if cls is not None and called and inherited:
                 self._inherited(prop, name, cls)  # not the class's own method: its base's
             if obj.type == "super" and called:  # and by name: a base it cannot place
@@ -263,6 +266,12 @@ class EcmaScriptLinks(Extractor):
             return
         if called:
             self.name_only(prop, name)
+
+    def _defines(self, cls: Node, name: str) -> bool:
+        """Whether the class's body defines ``name`` (read once a class)."""
+        if cls.id not in self.class_members:
+            self.class_members[cls.id] = _methods(cls)
+        return name in self.class_members[cls.id]
 
     def _inherited(self, prop: Node, name: str, cls: Node) -> None:
         """``this.m()`` of a method the class does not define, or ``super.m()``: the

@@ -88,8 +88,8 @@ class KotlinLinks(JvmLinks):
                     self._type(name, base, qualifier=base, kind="use")
                 return
             # an extension function (`type.canonicalize()`) is no member of its
-            # receiver's type, which may be the platform's: the import naming it, or
-            # else its bare name
+            # receiver's type, which may be the platform's: the import naming it, or a
+            # top-level function of the file's package or one imported on demand
             owner = self._receiver_type(receiver)
             named_type = receiver.type == "identifier" and node_text(receiver) == owner
             if not self._member(name, node_text(name)):

@@ -27,6 +27,7 @@ class PythonLinks(Extractor):
     def run(self) -> list[Link]:
         self.imports: dict[str, tuple[list[str], str | None]] = {}  # local -> (files, name)
         self.submodules: dict[str, list[str]] = {}  # local -> files, if it is a submodule
+        self.class_members: dict[int, set[str]] = {}  # class node id -> its methods
         for node in self.nodes(_DECLARATIONS):
             if node.type == "import_statement":
                 self._import(node)
@@ -129,7 +130,9 @@ class PythonLinks(Extractor):
             if receiver != "super()":
                 self.add(attr, name, "file", self.path, LOCAL, owner)
             called = node.parent is not None and node.parent.type == "call"
-            inherited = receiver == "super()" or (cls is not None and name not in _methods(cls))
+            inherited = receiver == "super()" or (
+                cls is not None and called and not self._defines(cls, name)
+            )
             if cls is not None and called and inherited:
                 self._inherited(attr, name, cls)  # not the class's own method: its bases'
             if receiver == "super()" and called:  # and by name, as before: a base elsewhere
@@ -150,6 +153,12 @@ class PythonLinks(Extractor):
         parent = node.parent
         if parent is not None and parent.type == "call":
             self.name_only(attr, name)
+
+    def _defines(self, cls: Node, name: str) -> bool:
+        """Whether the class's body defines ``name`` (read once a class)."""
+        if cls.id not in self.class_members:
+            self.class_members[cls.id] = _methods(cls)
+        return name in self.class_members[cls.id]
 
     def _inherited(self, attr: Node, name: str, cls: Node) -> None:
         """``self.m()`` of a method the class does not define, or ``super().m()``: the
