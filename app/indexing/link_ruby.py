@@ -2,8 +2,9 @@
 is a name qualified by the constants it belongs to (``Rack::Utils.escape`` -> ``escape`` of
 ``Utils``), wherever that is defined: a chunk's qualified name ends so
 (``Rack::Utils::escape``). A bare or ``self.`` call is a method of the enclosing class or
-module, of what it ``include``s or ``extend``s, or of its superclass; ``Const.new`` is the
-class; ``require_relative`` and ``require`` are import links to the files they load;
+module, of what it ``include``s or ``extend``s, or of its superclass (``super``: the
+last two's method of the enclosing method's name); ``Const.new`` is the class;
+``require_relative`` and ``require`` are import links to the files they load;
 superclasses and mixins are extends links (siblings)."""
 
 from __future__ import annotations
@@ -41,9 +42,11 @@ class RubyLinks(Extractor):
         for node in self.nodes(frozenset({"call"})):
             self._require_or_mixin(node)
         self.assigned: dict[int, dict[str, str]] = {}  # method node id -> local -> constant
-        for node in self.nodes(frozenset({"call", "superclass"}), scoped=True):
+        for node in self.nodes(frozenset({"call", "superclass", "super"}), scoped=True):
             if node.type == "call":
                 self._call(node)
+            elif node.type == "super":
+                self._super(node)
             elif node.type == "superclass":
                 for constant in node.named_children:
                     self._constant(constant, "extends")
@@ -108,14 +111,26 @@ class RubyLinks(Extractor):
                 return
         self.name_only(method_node, method)
 
-    def _own_method(self, node: Node, method_node: Node, method: str) -> None:
+    def _super(self, node: Node) -> None:
+        """``super`` (with arguments or without): the method of the same name that the
+        enclosing class's mixins or superclass define."""
+        method = enclosing(node, frozenset({"method", "singleton_method"}))
+        name = node_text(method.child_by_field_name("name")) if method is not None else ""
+        if name:
+            self._own_method(node, node, name, inherited_only=True)
+
+    def _own_method(
+        self, node: Node, method_node: Node, method: str, *, inherited_only: bool = False
+    ) -> None:
         """A bare call: the enclosing class's method (wherever the class is reopened),
-        its mixins', its superclass's; outside any class, by name."""
+        its mixins', its superclass's (``inherited_only``: those two); outside any class,
+        by name."""
         scope = enclosing(node, _SCOPES)
         if scope is None:
             self.name_only(method_node, method)
             return
-        self.add(method_node, method, "name", None, LOCAL, _qualified(scope))
+        if not inherited_only:
+            self.add(method_node, method, "name", None, LOCAL, _qualified(scope))
         for mixin in self.mixins.get(scope.id, []):
             self.add(method_node, method, "name", None, PACKAGE, mixin)
         superclass = scope.child_by_field_name("superclass")

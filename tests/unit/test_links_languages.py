@@ -419,6 +419,8 @@ def test_ruby_requires_constants_mixins_and_new() -> None:
     assert _of(links, "apply") == {("name", None, "Money.Discount", PACKAGE, "use")}
     # a bare call: this class (reopened anywhere), its mixin, its superclass
     assert {q for _, _, q, _, _ in _of(links, "audit")} == {"Acme.Shop.Cart", "Audits", "BaseCart"}
+    # `super` in `currency`: the mixin's or the superclass's `currency`, not the class's
+    assert {q for _, _, q, _, _ in _of(links, "currency")} == {"Audits", "BaseCart"}
     assert {k.kind for k in links if k.name in {"BaseCart", "Audits"}} == {"extends"}
     # Kernel's methods are nobody's
     assert not _of(links, "raise")

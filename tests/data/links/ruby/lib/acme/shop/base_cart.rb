@@ -4,6 +4,10 @@ module Acme
       def total(items)
         raise NotImplementedError
       end
+
+      def currency
+        "EUR"
+      end
     end
   end
 end

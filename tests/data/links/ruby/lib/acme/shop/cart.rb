@@ -18,6 +18,10 @@ module Acme
         discount = Money::Discount.new(Money::Rounding.half_up(sum.cents))
         audit(discount.apply(sum))
       end
+
+      def currency
+        super
+      end
     end
   end
 end
