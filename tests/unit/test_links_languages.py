@@ -184,7 +184,8 @@ def test_kotlin_imports_aliases_companions_and_declared_types() -> None:
             ("pkgdir", "com/acme/shop", "com.acme.shop", PACKAGE, "use"),
             ("pkgdir", "com/acme/money", "com.acme.money", PACKAGE, "use"),
         }
-    # `super.audited(..)`: a member of each supertype (BaseCart, Priced), where each is
+    # `super.audited(..)`: a member of each supertype (BaseCart, Priced), in each place
+    # the type may be defined (this package, or the one imported on demand)
     assert {(t, q) for _, t, q, _, _ in _of(links, "audited")} == {
         (place, base)
         for place in ("com/acme/shop", "com/acme/money")
