@@ -78,7 +78,7 @@ class BatchWriter:
 
     def _write(
         self,
-        plans: list[tuple[FileWork, list[Chunk], list[tuple[int, int, int]], list[int]]],
+        plans: list[tuple[FileWork, list[Chunk], list[store.Move], list[int]]],
         summaries: Sequence[Summary],
         vectors: Sequence[list[float] | None],
     ) -> None:
@@ -135,24 +135,26 @@ class BatchWriter:
 
 def match_chunks(
     new: Sequence[Chunk], stored: Sequence[store.StoredChunk]
-) -> tuple[list[Chunk], list[tuple[int, int, int]], list[int]]:
+) -> tuple[list[Chunk], list[store.Move], list[int]]:
     """Pair a file's new chunks with its stored rows by content hash.
 
-    Returns (chunks to insert, ``(row id, start, end)`` for kept rows whose lines moved,
-    ids of rows to delete). A kept row whose lines did not move is not touched.
+    Returns (chunks to insert, ``store.Move`` for kept rows whose lines moved (a skeleton's
+    stretches too: its members' bodies may have grown), ids of rows to delete). A kept
+    row whose lines did not move is not touched.
     """
     pool: dict[str, list[store.StoredChunk]] = {}
     for row in stored:
         pool.setdefault(row.content_hash, []).append(row)
     inserts: list[Chunk] = []
-    moves: list[tuple[int, int, int]] = []
+    moves: list[store.Move] = []
     for chunk in new:
         rows = pool.get(chunk.content_hash)
         if not rows:
             inserts.append(chunk)
             continue
         row = rows.pop(0)
-        if (row.start_line, row.end_line) != (chunk.start_line, chunk.end_line):
-            moves.append((row.id, chunk.start_line, chunk.end_line))
+        place = (chunk.start_line, chunk.end_line, store.flat_segments(chunk))
+        if (row.start_line, row.end_line, row.segments) != place:
+            moves.append((row.id, *place))
     deletes = [row.id for rows in pool.values() for row in rows]
     return inserts, moves, deletes

@@ -18,8 +18,9 @@ from tree_sitter import Language, Node, Query, QueryCursor
 #: docblock and constructor-assigned types, and C#'s calls `x?.M()` and `M<T>()`; 11
 #: names Ruby's `class << self` and its methods as the class's, `Cart.empty` not
 #: `Cart::<anonymous>::empty`, and C's `typedef struct {..} T` as T; 12 stores C#'s
-#: extension methods and links `x.M()` to them).
-LINK_VERSION = 12
+#: extension methods and links `x.M()` to them; 13 stores the stretches of lines a
+#: class skeleton or its window holds, ``code_chunks.segments``).
+LINK_VERSION = 13
 
 IMPORTED = 1.0  # a name bound by an import of a module resolved to files of this repository
 LOCAL = 0.9  # defined in the same file, or a method of the enclosing class

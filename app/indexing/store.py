@@ -24,6 +24,7 @@ CHUNK_COPY_COLUMNS = (
     "file_path",
     "start_line",
     "end_line",
+    "segments",
     "symbol_name",
     "qualified_name",
     "chunk_type",
@@ -61,6 +62,19 @@ class StoredChunk:
     content_hash: str
     start_line: int
     end_line: int
+    segments: list[int] | None = None  # ``flat_segments``
+
+
+#: A kept row's new place: ``(row id, start line, end line, flat_segments)``.
+Move = tuple[int, int, int, list[int] | None]
+
+
+def flat_segments(chunk: Chunk) -> list[int] | None:
+    """A chunk's stretches of lines as stored (``code_chunks.segments``): each one's first
+    and last line, flat; None for a chunk of one stretch (its start and end lines)."""
+    if len(chunk.segments) < 2:
+        return None
+    return [line for segment in chunk.segments for line in segment]
 
 
 @dataclass(frozen=True)
@@ -103,6 +117,7 @@ def stored_chunks(
             CodeChunk.content_hash,
             CodeChunk.start_line,
             CodeChunk.end_line,
+            CodeChunk.segments,
         )
         .where(CodeChunk.repository_id == repo_id, CodeChunk.file_path.in_(list(paths)))
         .order_by(CodeChunk.id)
@@ -233,14 +248,19 @@ def delete_chunks(conn: Connection, ids: Sequence[int]) -> None:
         conn.execute(delete(CodeChunk).where(CodeChunk.id.in_(list(ids))))
 
 
-def move_chunks(conn: Connection, moves: Sequence[tuple[int, int, int]]) -> None:
-    """New line ranges for unchanged chunks: ``(id, start_line, end_line)``."""
+def move_chunks(conn: Connection, moves: Sequence[Move]) -> None:
+    """New lines for unchanged chunks (``Move``)."""
     if moves:
         conn.execute(
             update(CodeChunk)
             .where(CodeChunk.id == bindparam("cid"))
-            .values(start_line=bindparam("s"), end_line=bindparam("e"), updated_at=text("now()")),
-            [{"cid": i, "s": s, "e": e} for i, s, e in moves],
+            .values(
+                start_line=bindparam("s"),
+                end_line=bindparam("e"),
+                segments=bindparam("g"),
+                updated_at=text("now()"),
+            ),
+            [{"cid": i, "s": s, "e": e, "g": g} for i, s, e, g in moves],
         )
 
 
@@ -253,6 +273,7 @@ CHUNK_COPY_TYPES = (
     "text",
     "int4",
     "int4",
+    "int4[]",
     "text",
     "text",
     "text",
@@ -297,6 +318,7 @@ def copy_chunks(conn: Connection, repo_id: int, chunks: Iterable[tuple[int, NewC
                     c.file_path,
                     c.start_line,
                     c.end_line,
+                    flat_segments(c),
                     c.symbol_name,
                     c.qualified_name,
                     c.chunk_type,

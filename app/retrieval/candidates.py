@@ -353,7 +353,7 @@ def load_candidates(
         return []
     rows = conn.execute(
         text(
-            "SELECT id, repository_id, file_path, start_line, end_line, symbol_name,"
+            "SELECT id, repository_id, file_path, start_line, end_line, segments, symbol_name,"
             " qualified_name, chunk_type, language, nl_summary, raw_code, signature"
             " FROM code_chunks WHERE id = ANY(CAST(:ids AS bigint[]))"
         ),
@@ -395,6 +395,16 @@ def load_candidates(
                 window_from=window_from,
                 head_end=head_end,
                 definition_code=definition.code if definition is not None else "",
+                segments=window_segments(row.chunk_type, row.segments),
             )
         )
     return chunks
+
+
+def window_segments(chunk_type: str, flat: Sequence[int] | None) -> tuple[tuple[int, int], ...]:
+    """A window's stretches of lines from ``code_chunks.segments``, so that what it shows is
+    reported as the stretches it is (``ContextChunk.shown_parts``). A class chunk keeps
+    its one range, as it is named: the class, its members' bodies elided. Pure."""
+    if chunk_type != ChunkType.WINDOW or not flat:
+        return ()
+    return tuple(zip(flat[::2], flat[1::2], strict=True))

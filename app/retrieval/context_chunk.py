@@ -55,6 +55,10 @@ class ContextChunk:
     excerpt: str = ""
     #: the whole code's estimated tokens, when it is shown as an excerpt (0 otherwise)
     whole_tokens: int = 0
+    #: a window of several stretches of lines (a window of a class skeleton: its own lines
+    #: and its members' signatures, not their bodies): each one's first and last line;
+    #: () for one stretch, ``window_from`` or ``start_line`` to ``end_line``
+    segments: tuple[tuple[int, int], ...] = ()
 
     @property
     def signals(self) -> tuple[str, ...]:
@@ -72,20 +76,21 @@ class ContextChunk:
 
     def shown_parts(self, tokens: int | None = None) -> tuple[ShownPart, ...]:
         """The stretches of the file the reviewer is shown, each with its share of
-        ``tokens`` (the packed count by default). One, save for a window under its
-        definition's head: the head's lines, then the window's own, the lines between not
-        shown (the window's share is a quarter of its characters, the head's the rest:
-        the item's name, reasons and signature). Pure."""
+        ``tokens`` (the packed count by default): the chunk's own stretches (one, save for
+        a window of a class skeleton, ``segments``), and before them, for a window under
+        its definition's head, the head's lines, the lines between not shown (the
+        window's share is a quarter of its characters, the head's the rest: the item's
+        name, reasons and signature). A window's share is split over its stretches by
+        their lines. Pure."""
         total = self.tokens if tokens is None else tokens
+        own = self.segments or ((self.window_from or self.start_line, self.end_line),)
         if not self.window_from or not self.head_end or self.head_end >= self.window_from - 1:
-            return (ShownPart(self.start_line, self.end_line, total),)
+            # no head apart: the first stretch starts at the item's first line
+            return _split(((self.start_line, own[0][1]), *own[1:]), total)
         # the shown code is the signature, the marker of the lines left out, the window
         parts = (self.excerpt or self.code).split("\n", 2)
         window = min(total, math.ceil(len(parts[2]) / 4)) if len(parts) == 3 else 0
-        return (
-            ShownPart(self.start_line, self.head_end, total - window),
-            ShownPart(self.window_from, self.end_line, window),
-        )
+        return (ShownPart(self.start_line, self.head_end, total - window), *_split(own, window))
 
     def as_json(self, item: int = 0) -> list[dict[str, object]]:
         """The ``context --json`` entries of the ``item``-th chunk packed: one per
@@ -111,3 +116,14 @@ class ContextChunk:
             }
             for part in self.shown_parts()
         ]
+
+
+def _split(stretches: tuple[tuple[int, int], ...], tokens: int) -> tuple[ShownPart, ...]:
+    """``tokens`` shared over ``stretches`` by their lines, the rounding on the last."""
+    lines = sum(end - start + 1 for start, end in stretches)
+    parts, given = [], 0
+    for i, (start, end) in enumerate(stretches):
+        share = tokens - given if i == len(stretches) - 1 else tokens * (end - start + 1) // lines
+        parts.append(ShownPart(start, end, share))
+        given += share
+    return tuple(parts)

@@ -68,3 +68,85 @@ def test_a_later_window_is_headed_by_its_signature_and_one_window_is_kept(
     assert chunks[first.id].definition_code == chunks[last.id].definition_code
     # every window of the definition now starts at its first line: the best one is kept
     assert [c.chunk_id for c in rank_context(chunks.values(), 3)] == [last.id]
+
+
+def _ledger_class(body_lines: int) -> str:
+    """A Java class too long for one chunk: fields, then 60 methods of ``body_lines``."""
+    methods = "\n\n".join(
+        f"  public long settleEntry{n}(Ledger ledger, long amountInCents) {{\n"
+        + "".join(f"    ledger.post({n}, amountInCents + {k});\n" for k in range(body_lines))
+        + "    return ledger.balance();\n  }"
+        for n in range(60)
+    )
+    return (
+        "package books;\n\npublic final class Reconciler {\n"
+        "  private final Ledger ledger;\n  private long overdraftInCents;\n\n"
+        f"{methods}\n}}\n"
+    )
+
+
+def _skeleton_windows(engine: Engine) -> list[tuple[int, int, int, list[int], str]]:
+    with engine.connect() as conn:
+        return [
+            tuple(r)
+            for r in conn.execute(
+                text(
+                    "SELECT id, start_line, end_line, segments, raw_code FROM code_chunks"
+                    " WHERE chunk_type = 'window' AND symbol_name = 'Reconciler'"
+                    " ORDER BY start_line"
+                )
+            )
+        ]
+
+
+def test_a_skeleton_window_is_stored_and_shown_as_the_stretches_it_holds(
+    engine: Engine, tmp_path: Path
+) -> None:
+    source = tmp_path / "Reconciler.java"
+    source.write_text(_ledger_class(body_lines=2))
+    index_tree(engine, tmp_path, "acme/books")
+    windows = _skeleton_windows(engine)
+    assert len(windows) >= 2  # the class's own lines and 60 signatures: cut into windows
+    lines = source.read_text().splitlines()
+    for _, start, end, flat, raw_code in windows:
+        stretches = list(zip(flat[::2], flat[1::2], strict=True))
+        assert len(stretches) > 1 and stretches[0][0] == start and stretches[-1][1] == end
+        # the stretches are exactly the lines of its code: signatures, never a body
+        held = [lines[n - 1] for s, e in stretches for n in range(s, e + 1)]
+        assert held == raw_code.split("\n")
+        assert not any("ledger.post" in line for line in held)
+    last = windows[-1]
+    with engine.connect() as conn:
+        found = {last[0]: Evidence(words=1.0)}
+        (headed,) = load_candidates(conn, found, lambda p: False, RankingWeights())
+    parts = [(p.start_line, p.end_line) for p in headed.shown_parts()]
+    flat = last[3]
+    # the class's head, then each stretch of the window: no entry names a body's lines
+    assert parts[0][0] == 3 and parts[1:] == list(zip(flat[::2], flat[1::2], strict=True))
+    assert sum(e - s + 1 for s, e in parts[1:]) < (last[2] - last[1] + 1) / 2
+
+
+def test_a_skeleton_window_moved_by_a_longer_body_is_updated_in_place(
+    engine: Engine, tmp_path: Path
+) -> None:
+    source = tmp_path / "Reconciler.java"
+    source.write_text(_ledger_class(body_lines=2))
+    index_tree(engine, tmp_path, "acme/books")
+    before = _skeleton_windows(engine)
+    again = index_tree(engine, tmp_path, "acme/books")  # nothing changed: nothing written
+    assert again.chunks_updated == 0 and again.chunks_added == 0
+    assert _skeleton_windows(engine) == before
+    # every body a line longer: each signature moves, the skeleton's code does not change
+    source.write_text(_ledger_class(body_lines=3))
+    index_tree(engine, tmp_path, "acme/books")
+    after = _skeleton_windows(engine)
+    assert [w[0] for w in after] == [w[0] for w in before]  # the same rows, not new ones
+    assert [w[4] for w in after] == [w[4] for w in before]
+    lines = source.read_text().splitlines()
+    for _, _, _, flat, raw_code in after:
+        held = [
+            lines[n - 1]
+            for s, e in zip(flat[::2], flat[1::2], strict=True)
+            for n in range(s, e + 1)
+        ]
+        assert held == raw_code.split("\n")

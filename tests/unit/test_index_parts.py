@@ -1,5 +1,6 @@
 """Pure parts of the index pipeline: redaction, summaries, embeddings, matching, config."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -119,7 +120,7 @@ def test_match_chunks_keeps_unchanged_rows_and_moves_shifted_ones() -> None:
     ]
     inserts, moves, deletes = match_chunks(new, stored)
     assert [c.symbol_name for c in inserts] == ["m", "c"]  # new module chunk, new function
-    assert moves == [(1, 3, 4)]  # a() moved down two lines, same row
+    assert moves == [(1, 3, 4, None)]  # a() moved down two lines, same row
     assert deletes == [2]  # b() is gone
 
 
@@ -128,6 +129,18 @@ def test_match_chunks_pairs_duplicates_one_to_one() -> None:
     stored = [StoredChunk(7, "d.txt", chunks[0].content_hash, 1, 3)] * 2
     inserts, moves, deletes = match_chunks(chunks, stored)
     assert inserts == [] and moves == [] and deletes == [7]
+
+
+def test_match_chunks_moves_a_kept_skeleton_whose_stretches_moved_within_it() -> None:
+    """A class skeleton's code is its signatures: a body that grew by as many lines as
+    another shrank leaves its first and last lines, not its stretches, where they were."""
+    (chunk,) = chunk_text("s.txt", "x\n", None)
+    skeleton = replace(chunk, start_line=1, end_line=9, segments=((1, 2), (5, 5), (9, 9)))
+    stored = StoredChunk(4, "s.txt", skeleton.content_hash, 1, 9, [1, 2, 6, 6, 9, 9])
+    inserts, moves, deletes = match_chunks([skeleton], [stored])
+    assert inserts == [] and deletes == [] and moves == [(4, 1, 9, [1, 2, 5, 5, 9, 9])]
+    same = replace(stored, segments=[1, 2, 5, 5, 9, 9])
+    assert match_chunks([skeleton], [same]) == ([], [], [])  # not moved: not written
 
 
 @pytest.mark.parametrize(

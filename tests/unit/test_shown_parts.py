@@ -76,3 +76,48 @@ def test_the_prompt_names_the_stretches_a_headed_window_shows() -> None:
     assert block.startswith("### books/ledger.py:10-11, 100-139 reconcile (window)")
     plain = render_context_block(_chunk(window_from=0, head_end=0))
     assert plain.startswith("### books/ledger.py:10-139 reconcile (window)")
+
+
+# a window of a class skeleton: its own fields, then its members' signatures, not their
+# bodies (the members are chunks of their own)
+SKELETON = ((100, 104), (120, 121), (160, 161), (300, 300))
+
+
+def test_a_window_of_several_stretches_reports_each_and_shares_its_tokens_by_lines() -> None:
+    parts = _chunk(segments=SKELETON, end_line=300).shown_parts()
+    assert [(p.start_line, p.end_line) for p in parts] == [(10, 11), *SKELETON]
+    head, *own = parts
+    window = -(-len(WINDOW) // 4)
+    assert head.tokens == 400 - window
+    # 5, 2, 2 and 1 lines of 10: the window's share by lines, the rounding on the last
+    assert [p.tokens for p in own] == [
+        window * 5 // 10,
+        window * 2 // 10,
+        window * 2 // 10,
+        window - 2 * (window * 2 // 10) - window * 5 // 10,
+    ]
+
+
+def test_a_skeleton_window_without_a_head_apart_starts_at_the_items_first_line() -> None:
+    # the first window of a class: the head is its own first stretch
+    first = _chunk(window_from=0, head_end=0, start_line=100, segments=SKELETON, end_line=300)
+    assert [(p.start_line, p.end_line) for p in first.shown_parts()] == list(SKELETON)
+    assert sum(p.tokens for p in first.shown_parts()) == 400
+    # a head that runs into the window joins the window's first stretch
+    touching = _chunk(head_end=99, segments=SKELETON, end_line=300)
+    assert [(p.start_line, p.end_line) for p in touching.shown_parts()] == [
+        (10, 104),
+        *SKELETON[1:],
+    ]
+
+
+def test_the_prompt_and_the_contract_name_only_the_lines_a_skeleton_window_shows() -> None:
+    skeleton = _chunk(segments=SKELETON, end_line=300)
+    block = render_context_block(skeleton)
+    assert block.startswith("### books/ledger.py:10-11, 100-104, 120-121, 160-161, 300-300 ")
+    entries = ContextResult([], [skeleton], 400, 4000, "tiktoken").as_json()["context"]
+    assert isinstance(entries, list)
+    assert [(e["start_line"], e["end_line"]) for e in entries] == [(10, 11), *SKELETON]
+    # no entry claims a line of a member's body: 105-119, 122-159, 162-299 are not shown
+    assert not any(e["start_line"] <= 200 <= e["end_line"] for e in entries)
+    assert sum(e["tokens"] for e in entries) == 400

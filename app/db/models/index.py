@@ -217,6 +217,9 @@ class CodeChunk(Base):
     file_path: Mapped[str] = mapped_column(Text)
     start_line: Mapped[int] = mapped_column(Integer)
     end_line: Mapped[int] = mapped_column(Integer)
+    #: a chunk of several stretches of lines (a class skeleton, or a window of one): their
+    #: first and last lines, flat (``store.flat_segments``); NULL for one stretch
+    segments: Mapped[list[int] | None] = mapped_column(ARRAY(Integer), nullable=True)
     symbol_name: Mapped[str | None] = mapped_column(Text)
     qualified_name: Mapped[str | None] = mapped_column(Text)
     chunk_type: Mapped[str] = mapped_column(String(16))
