@@ -34,7 +34,7 @@ from app.retrieval.siblings import SiblingHit, sibling_chunks
 from app.retrieval.vector_search import indexed_repository
 from app.retrieval.vector_signal import Scored, vector_scores
 from app.retrieval.weights import RankingWeights
-from app.retrieval.window_heads import Window, headed_code, window_definitions
+from app.retrieval.window_heads import Window, headed_code, window_definitions, window_segments
 
 #: Links are bounded by what a function uses and who calls it, and their confidence orders
 #: them, so the structural signal keeps more than a search signal's top k.
@@ -346,9 +346,8 @@ def load_candidates(
     secondary: Callable[[str], bool],
     weights: RankingWeights | None = None,
 ) -> list[ContextChunk]:
-    """The candidates' rows as context chunks, each with its evidence (and its score by
-    ``weights``, when given); a window past its definition's first lines headed by its
-    signature (``window_heads``)."""
+    """The candidates' rows as context chunks with their evidence (scored by ``weights``,
+    when given); later windows headed by their signature, in stretches (``window_heads``)."""
     if not merged:
         return []
     rows = conn.execute(
@@ -399,12 +398,3 @@ def load_candidates(
             )
         )
     return chunks
-
-
-def window_segments(chunk_type: str, flat: Sequence[int] | None) -> tuple[tuple[int, int], ...]:
-    """A window's stretches of lines from ``code_chunks.segments``, so that what it shows is
-    reported as the stretches it is (``ContextChunk.shown_parts``). A class chunk keeps
-    its one range, as it is named: the class, its members' bodies elided. Pure."""
-    if chunk_type != ChunkType.WINDOW or not flat:
-        return ()
-    return tuple(zip(flat[::2], flat[1::2], strict=True))

@@ -12,18 +12,21 @@ line, ranking keeps the best of them; other chunks overlap a headed window only 
 its own lines are (``ranking._overlap``). The same statement reads the definition's
 other windows, so a window is judged by the names of its whole definition
 (``edited_names``), and finds where the definition's head (its comments, decorators and
-signature) ends, so that the lines shown are reported as the two stretches they are
-(``ContextChunk.shown_parts``).
+signature) ends, so that the lines shown are reported as the stretches they are
+(``ContextChunk.shown_parts``): the head, then the window's own, which for a window of a
+class skeleton are several (its own lines and its members' signatures, ``window_segments``).
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, text
+
+from app.db.chunk_types import ChunkType
 
 
 @dataclass(frozen=True)
@@ -130,3 +133,12 @@ def window_definitions(
         head = head_length(first, signatures.get(cid, ""))
         found[cid] = Definition(start, "\n".join(code for _, code in same), start + head - 1)
     return found
+
+
+def window_segments(chunk_type: str, flat: Sequence[int] | None) -> tuple[tuple[int, int], ...]:
+    """A window's stretches of lines from ``code_chunks.segments``, so that what it shows is
+    reported as the stretches it is (``ContextChunk.shown_parts``). A class chunk keeps
+    its one range, as it is named: the class, its members' bodies elided. Pure."""
+    if chunk_type != ChunkType.WINDOW or not flat:
+        return ()
+    return tuple(zip(flat[::2], flat[1::2], strict=True))
