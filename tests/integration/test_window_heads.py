@@ -150,3 +150,18 @@ def test_a_skeleton_window_moved_by_a_longer_body_is_updated_in_place(
             for n in range(s, e + 1)
         ]
         assert held == raw_code.split("\n")
+
+
+def test_an_index_from_before_segments_gets_them_on_its_next_run_in_place(
+    engine: Engine, tmp_path: Path
+) -> None:
+    (tmp_path / "Reconciler.java").write_text(_ledger_class(body_lines=2))
+    index_tree(engine, tmp_path, "acme/books")
+    before = _skeleton_windows(engine)
+    with engine.begin() as conn:  # as an index written before migration 0024 left it
+        conn.execute(text("UPDATE code_chunks SET segments = NULL"))
+        conn.execute(text("UPDATE source_files SET link_version = 12"))
+    assert all(w[3] is None for w in _skeleton_windows(engine))
+    report = index_tree(engine, tmp_path, "acme/books")
+    assert report.chunks_added == 0  # nothing summarised or embedded again
+    assert _skeleton_windows(engine) == before  # the same rows, their stretches filled in
