@@ -99,22 +99,35 @@ def _skeleton_windows(engine: Engine) -> list[tuple[int, int, int, list[int], st
         ]
 
 
+def _pairs(flat: list[int]) -> list[tuple[int, int]]:
+    return list(zip(flat[::2], flat[1::2], strict=True))
+
+
+def _held(source: Path, flat: list[int]) -> list[str]:
+    """The lines of ``source`` the stretches ``flat`` hold, in order."""
+    lines = source.read_text().splitlines()
+    return [lines[n - 1] for s, e in _pairs(flat) for n in range(s, e + 1)]
+
+
+def _indexed_ledger(engine: Engine, root: Path) -> Path:
+    source = root / "Reconciler.java"
+    source.write_text(_ledger_class(body_lines=2))
+    index_tree(engine, root, "acme/books")
+    return source
+
+
 def test_a_skeleton_window_is_stored_and_shown_as_the_stretches_it_holds(
     engine: Engine, tmp_path: Path
 ) -> None:
-    source = tmp_path / "Reconciler.java"
-    source.write_text(_ledger_class(body_lines=2))
-    index_tree(engine, tmp_path, "acme/books")
+    source = _indexed_ledger(engine, tmp_path)
     windows = _skeleton_windows(engine)
     assert len(windows) >= 2  # the class's own lines and 60 signatures: cut into windows
-    lines = source.read_text().splitlines()
     for _, start, end, flat, raw_code in windows:
-        stretches = list(zip(flat[::2], flat[1::2], strict=True))
+        stretches = _pairs(flat)
         assert len(stretches) > 1 and stretches[0][0] == start and stretches[-1][1] == end
         # the stretches are exactly the lines of its code: signatures, never a body
-        held = [lines[n - 1] for s, e in stretches for n in range(s, e + 1)]
-        assert held == raw_code.split("\n")
-        assert not any("ledger.post" in line for line in held)
+        assert _held(source, flat) == raw_code.split("\n")
+        assert not any("ledger.post" in line for line in _held(source, flat))
     last = windows[-1]
     with engine.connect() as conn:
         found = {last[0]: Evidence(words=1.0)}
@@ -122,16 +135,14 @@ def test_a_skeleton_window_is_stored_and_shown_as_the_stretches_it_holds(
     parts = [(p.start_line, p.end_line) for p in headed.shown_parts()]
     flat = last[3]
     # the class's head, then each stretch of the window: no entry names a body's lines
-    assert parts[0][0] == 3 and parts[1:] == list(zip(flat[::2], flat[1::2], strict=True))
+    assert parts[0][0] == 3 and parts[1:] == _pairs(flat)
     assert sum(e - s + 1 for s, e in parts[1:]) < (last[2] - last[1] + 1) / 2
 
 
 def test_a_skeleton_window_moved_by_a_longer_body_is_updated_in_place(
     engine: Engine, tmp_path: Path
 ) -> None:
-    source = tmp_path / "Reconciler.java"
-    source.write_text(_ledger_class(body_lines=2))
-    index_tree(engine, tmp_path, "acme/books")
+    source = _indexed_ledger(engine, tmp_path)
     before = _skeleton_windows(engine)
     again = index_tree(engine, tmp_path, "acme/books")  # nothing changed: nothing written
     assert again.chunks_updated == 0 and again.chunks_added == 0
@@ -142,21 +153,14 @@ def test_a_skeleton_window_moved_by_a_longer_body_is_updated_in_place(
     after = _skeleton_windows(engine)
     assert [w[0] for w in after] == [w[0] for w in before]  # the same rows, not new ones
     assert [w[4] for w in after] == [w[4] for w in before]
-    lines = source.read_text().splitlines()
     for _, _, _, flat, raw_code in after:
-        held = [
-            lines[n - 1]
-            for s, e in zip(flat[::2], flat[1::2], strict=True)
-            for n in range(s, e + 1)
-        ]
-        assert held == raw_code.split("\n")
+        assert _held(source, flat) == raw_code.split("\n")
 
 
 def test_an_index_from_before_segments_gets_them_on_its_next_run_in_place(
     engine: Engine, tmp_path: Path
 ) -> None:
-    (tmp_path / "Reconciler.java").write_text(_ledger_class(body_lines=2))
-    index_tree(engine, tmp_path, "acme/books")
+    _indexed_ledger(engine, tmp_path)
     before = _skeleton_windows(engine)
     with engine.begin() as conn:  # as an index written before migration 0024 left it
         conn.execute(text("UPDATE code_chunks SET segments = NULL"))
