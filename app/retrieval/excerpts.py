@@ -86,13 +86,12 @@ def with_excerpts(
     chunks: Sequence[ContextChunk], changed_names: frozenset[str] | set[str]
 ) -> list[ContextChunk]:
     """``chunks`` with an ``excerpt`` for each one no call links to the change (class
-    chunks and the windows of a class's outline, ``segments``, already show only their
-    header and members' signatures). An excerpt's ``end_line`` is its last line shown:
-    the lines it returns are the lines it shows (the marker of the lines left out after
-    it stays, so the reader knows the code goes on)."""
+    chunks already show only their header and members' signatures). An excerpt's
+    ``end_line`` is its last line shown: the lines it returns are the lines it shows (the
+    marker of the lines left out after it stays, so the reader knows the code goes on)."""
     return [
         _excerpted(c, changed_names)
-        if not c.evidence.link and c.chunk_type != ChunkType.CLASS and not c.segments
+        if not c.evidence.link and c.chunk_type != ChunkType.CLASS
         else c
         for c in chunks
     ]

@@ -40,21 +40,18 @@ def rank_context(chunks: Iterable[ContextChunk], max_per_file: int) -> list[Cont
 
 
 def _overlap(a: ContextChunk, b: ContextChunk) -> bool:
-    """The same lines of one file, shown twice. A class chunk, or a window of a class
-    skeleton (``segments``), carries its header and member signatures, not the members'
-    bodies, so it does not overlap its methods; a window under its definition's
-    signature shows its own lines, and the windows of one definition are one (the best
-    is kept)."""
-    if a.file_path != b.file_path or _skeleton(a) != _skeleton(b):
+    """The same lines of one file, shown twice. A class chunk carries its header and member
+    signatures, not the members' bodies, so it does not overlap its methods; a window
+    under its definition's signature shows its own lines, and the windows of one
+    definition are one (the best is kept)."""
+    if a.file_path != b.file_path or (a.chunk_type == ChunkType.CLASS) != (
+        b.chunk_type == ChunkType.CLASS
+    ):
         return False
     if (a.window_from or b.window_from) and _same_definition(a, b):
         return True
     a_from, b_from = a.window_from or a.start_line, b.window_from or b.start_line
     return a_from <= b.end_line and b_from <= a.end_line
-
-
-def _skeleton(chunk: ContextChunk) -> bool:
-    return chunk.chunk_type == ChunkType.CLASS or bool(chunk.segments)
 
 
 def _same_definition(a: ContextChunk, b: ContextChunk) -> bool:

@@ -86,18 +86,6 @@ def test_only_look_alikes_get_excerpts() -> None:
     assert [c.end_line for c in out] == [50, 59, 59, 59, 50]
 
 
-def test_a_window_of_a_class_outline_is_shown_whole_as_a_class_chunk_is() -> None:
-    """A window of a long class's outline holds its header and members' signatures in
-    stretches (``segments``): already what an excerpt would keep, and its lines are not
-    the file's one after the other, so no excerpt could say which lines it returns."""
-    outline = replace(_chunk(words=0.8), chunk_type="window", segments=((40, 50), (55, 59)))
-    [kept] = with_excerpts([outline], {"charge"})
-    assert kept.excerpt == "" and kept.end_line == 59
-    # the same window of one stretch (a long function's) is excerpted as before
-    [cut] = with_excerpts([replace(outline, segments=())], {"charge"})
-    assert cut.excerpt and cut.end_line == 50
-
-
 def test_a_window_excerpt_ends_within_its_own_lines() -> None:
     """A window (its definition from line 1, its own lines from 100) whose excerpt keeps
     only its head: the lines returned end in the window, never above where it begins."""

@@ -178,28 +178,6 @@ def test_a_headed_window_overlaps_other_chunks_only_where_its_own_lines_are() ->
     assert [c.chunk_id for c in rank_context(chunks, 5)] == [1, 4]
 
 
-def test_a_skeleton_window_does_not_overlap_the_methods_whose_signatures_it_shows() -> None:
-    """A window of a class skeleton holds the class's own lines and its members'
-    signatures (``segments``), as a class chunk does: a method it spans is not shown by
-    it, and the best of the class's windows is kept."""
-
-    def skeleton(cid: int, score: float, shown: int) -> ContextChunk:
-        chunk = replace(_chunk(cid, "a.py", 10, 300, score), chunk_type="window")
-        stretches = ((shown, shown + 2), (120, 120), (200, 200), (300, 300))
-        return replace(chunk, qualified_name="Big", window_from=shown, segments=stretches)
-
-    chunks = [
-        skeleton(1, 0.9, shown=100),
-        skeleton(2, 0.8, shown=110),  # the same class's other window: one item
-        _chunk(3, "a.py", 120, 140, 0.7),  # a method whose signature the skeleton shows
-        _chunk(4, "a.py", 200, 220, 0.6),
-    ]
-    assert [c.chunk_id for c in rank_context(chunks, 5)] == [1, 3, 4]
-    # as before for a window of one stretch: a method in its lines is shown already
-    plain = [replace(c, segments=()) for c in chunks]
-    assert [c.chunk_id for c in rank_context(plain, 5)] == [1]
-
-
 def test_pack_skips_what_does_not_fit_and_takes_smaller_after() -> None:
     big = _chunk(1, "a.py", 1, 9, 0.9, code="x" * 3000)
     small = _chunk(2, "b.py", 1, 2, 0.5, code="y = 1")
