@@ -75,6 +75,12 @@ class ContextChunk:
     def link_score(self) -> float:
         return self.evidence.link
 
+    @property
+    def own_stretches(self) -> tuple[tuple[int, int], ...]:
+        """The file's stretches of lines the chunk's own code is (after a window's header):
+        ``segments``, else ``window_from`` or ``start_line`` to ``end_line``."""
+        return self.segments or ((self.window_from or self.start_line, self.end_line),)
+
     def shown_parts(self, tokens: int | None = None) -> tuple[ShownPart, ...]:
         """The stretches of the file the reviewer is shown, each with its share of
         ``tokens`` (the packed count by default): the chunk's own stretches (one, save
@@ -84,7 +90,7 @@ class ContextChunk:
         the item's name, reasons and signature). A window's share is split over its
         stretches by their lines. Pure."""
         total = self.tokens if tokens is None else tokens
-        own = self.segments or ((self.window_from or self.start_line, self.end_line),)
+        own = self.own_stretches
         if not self.window_from or not self.head_end or self.head_end >= self.window_from - 1:
             # no head apart: the first stretch starts at the item's first line
             return _split(((self.start_line, own[0][1]), *own[1:]), total)

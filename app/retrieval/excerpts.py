@@ -126,9 +126,9 @@ def _excerpted(chunk: ContextChunk, changed_names: frozenset[str] | set[str]) ->
 
 def file_lines(chunk: ContextChunk) -> list[int] | None:
     """The file line of each of the chunk's own lines of code (after a window's header),
-    through its stretches; None when the code has fewer lines than that. Pure."""
-    own = chunk.segments or ((chunk.window_from or chunk.start_line, chunk.end_line),)
-    lines = [n for start, end in own for n in range(start, end + 1)]
+    through its stretches; None when the code is not those lines (fewer, or more with no
+    window's header to account for them). Pure."""
+    lines = [n for start, end in chunk.own_stretches for n in range(start, end + 1)]
     header = chunk.code.count("\n") + 1 - len(lines)
     if header < 0 or (header and not chunk.window_from):
         return None
