@@ -93,7 +93,7 @@ def with_excerpts(
     the reader knows the code goes on)."""
     return [
         _excerpted(c, changed_names)
-        if not c.evidence.link and c.chunk_type != ChunkType.CLASS
+        if not c.evidence.link and c.chunk_type != ChunkType.CLASS and not c.segments
         else c
         for c in chunks
     ]
