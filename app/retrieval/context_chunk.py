@@ -55,10 +55,9 @@ class ContextChunk:
     excerpt: str = ""
     #: the whole code's estimated tokens, when it is shown as an excerpt (0 otherwise)
     whole_tokens: int = 0
-    #: the stretches of lines of a chunk shown in several (a window of a class skeleton:
-    #: its own lines and its members' signatures, not their bodies; an excerpt: the lines
-    #: it keeps, ``excerpts``): each one's first and last line; () for one stretch,
-    #: ``window_from`` or ``start_line`` to ``end_line``
+    #: a window of several stretches of lines (a window of a class skeleton: its own lines
+    #: and its members' signatures, not their bodies): each one's first and last line;
+    #: () for one stretch, ``window_from`` or ``start_line`` to ``end_line``
     segments: tuple[tuple[int, int], ...] = ()
 
     @property
@@ -75,22 +74,16 @@ class ContextChunk:
     def link_score(self) -> float:
         return self.evidence.link
 
-    @property
-    def own_stretches(self) -> tuple[tuple[int, int], ...]:
-        """The file's stretches of lines the chunk's own code is (after a window's header):
-        ``segments``, else ``window_from`` or ``start_line`` to ``end_line``."""
-        return self.segments or ((self.window_from or self.start_line, self.end_line),)
-
     def shown_parts(self, tokens: int | None = None) -> tuple[ShownPart, ...]:
         """The stretches of the file the reviewer is shown, each with its share of
-        ``tokens`` (the packed count by default): the chunk's own stretches (one, save
-        for a window of a class skeleton and an excerpt, ``segments``), and before them,
-        for a window under its definition's head, the head's lines, the lines between not
-        shown (the window's share is a quarter of its characters, the head's the rest:
-        the item's name, reasons and signature). A window's share is split over its
-        stretches by their lines. Pure."""
+        ``tokens`` (the packed count by default): the chunk's own stretches (one, save for
+        a window of a class skeleton, ``segments``), and before them, for a window under
+        its definition's head, the head's lines, the lines between not shown (the
+        window's share is a quarter of its characters, the head's the rest: the item's
+        name, reasons and signature). A window's share is split over its stretches by
+        their lines. Pure."""
         total = self.tokens if tokens is None else tokens
-        own = self.own_stretches
+        own = self.segments or ((self.window_from or self.start_line, self.end_line),)
         if not self.window_from or not self.head_end or self.head_end >= self.window_from - 1:
             # no head apart: the first stretch starts at the item's first line
             return _split(((self.start_line, own[0][1]), *own[1:]), total)

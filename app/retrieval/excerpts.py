@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from app.db.chunk_types import ChunkType
-from app.indexing.chunks import segments_of
 from app.retrieval.context_chunk import ContextChunk
 from app.retrieval.edited_names import IDENTIFIER
 
@@ -48,9 +47,9 @@ def excerpt(code: str, changed_names: frozenset[str] | set[str]) -> str:
     return cut[0] if cut else ""
 
 
-def _cut(code: str, changed_names: frozenset[str] | set[str]) -> tuple[str, list[int]] | None:
-    """The excerpt and the indices of the code's lines it shows, in order; None when the
-    code is better shown whole."""
+def _cut(code: str, changed_names: frozenset[str] | set[str]) -> tuple[str, int] | None:
+    """The excerpt and how many of the code's last lines it leaves out after its last line
+    shown; None when the code is better shown whole."""
     lines = code.split("\n")
     if len(lines) < MIN_LINES:
         return None
@@ -74,7 +73,7 @@ def _cut(code: str, changed_names: frozenset[str] | set[str]) -> tuple[str, list
         previous = i
     if previous < len(lines) - 1:
         shown.append(_gap(lines[previous], len(lines) - 1 - previous))
-    return "\n".join(shown), sorted(keep)
+    return "\n".join(shown), len(lines) - 1 - previous
 
 
 def _gap(beside: str, count: int) -> str:
@@ -87,13 +86,12 @@ def with_excerpts(
     chunks: Sequence[ContextChunk], changed_names: frozenset[str] | set[str]
 ) -> list[ContextChunk]:
     """``chunks`` with an ``excerpt`` for each one no call links to the change (class
-    chunks already show only their header and members' signatures). An excerpt returns
-    the lines it shows: its ``segments`` are the stretches of the file it keeps and its
-    ``end_line`` the last of them (the marker of the lines left out after it stays, so
-    the reader knows the code goes on)."""
+    chunks already show only their header and members' signatures). An excerpt's
+    ``end_line`` is its last line shown: the lines it returns are the lines it shows (the
+    marker of the lines left out after it stays, so the reader knows the code goes on)."""
     return [
         _excerpted(c, changed_names)
-        if not c.evidence.link and c.chunk_type != ChunkType.CLASS and not c.segments
+        if not c.evidence.link and c.chunk_type != ChunkType.CLASS
         else c
         for c in chunks
     ]
@@ -103,33 +101,8 @@ def _excerpted(chunk: ContextChunk, changed_names: frozenset[str] | set[str]) ->
     cut = _cut(chunk.code, changed_names)
     if cut is None:
         return chunk
-    text, kept = cut
+    text, hidden_tail = cut
+    # the hidden tail lies in the body: never above a window's own first line
+    last_shown = max(chunk.window_from or chunk.start_line, chunk.end_line - hidden_tail)
     whole = math.ceil(len(chunk.code) / 4)
-    lines = file_lines(chunk)
-    if lines is None:  # code that is not its lines (never written so): one stretch, as is
-        return replace(chunk, excerpt=text, whole_tokens=whole)
-    # a window's header (its definition's signature and the marker of the lines between)
-    # is shown as the head's stretch (``ContextChunk.shown_parts``), not as its own lines
-    header = chunk.code.count("\n") + 1 - len(lines)
-    shown = [lines[i - header] for i in kept if i >= header]
-    if not shown:  # the header alone: the window's first line ends it, as before
-        first = chunk.window_from or chunk.start_line
-        return replace(chunk, excerpt=text, end_line=first, whole_tokens=whole, segments=())
-    return replace(
-        chunk,
-        excerpt=text,
-        end_line=shown[-1],
-        whole_tokens=whole,
-        segments=segments_of(shown),
-    )
-
-
-def file_lines(chunk: ContextChunk) -> list[int] | None:
-    """The file line of each of the chunk's own lines of code (after a window's header),
-    through its stretches; None when the code is not those lines (fewer, or more with no
-    window's header to account for them). Pure."""
-    lines = [n for start, end in chunk.own_stretches for n in range(start, end + 1)]
-    header = chunk.code.count("\n") + 1 - len(lines)
-    if header < 0 or (header and not chunk.window_from):
-        return None
-    return lines
+    return replace(chunk, excerpt=text, end_line=last_shown, whole_tokens=whole)

@@ -12,7 +12,6 @@ from app.retrieval.excerpts import _gap, excerpt, with_excerpts
 from app.retrieval.ranking import pack
 from app.retrieval.relevance import DIFF_RELEVANCE, scored
 from app.retrieval.retrieve import block_cost
-from app.retrieval.window_heads import headed_code
 from app.review.context_blocks import render_context_block
 
 #: A function of 20 lines, its lines numbered in their text to tell them apart.
@@ -148,59 +147,3 @@ def test_a_single_line_between_kept_lines_is_shown_not_marked() -> None:
     shown = excerpt("\n".join(lines), {"charge", "capture"}).split("\n")
     assert shown == [*lines[:3], "    ... (5 lines not shown)", *lines[8:15], _gap(lines[14], 5)]
     assert _gap("        x = 1", 1) == "        ... (1 line not shown)"
-
-
-def test_an_excerpt_returns_the_stretches_it_shows_not_the_lines_between() -> None:
-    """Lines 1-3 and 9-11 of 20 (file lines 40-42 and 48-50) are shown: two entries of
-    ``context --json``, their tokens split by their lines, and the prompt names both."""
-    [alike] = with_excerpts([_chunk(words=0.8)], {"charge"})
-    assert alike.segments == ((40, 42), (48, 50)) and alike.end_line == 50
-    parts = alike.shown_parts(60)
-    assert [(p.start_line, p.end_line, p.tokens) for p in parts] == [(40, 42, 30), (48, 50, 30)]
-    assert [(e["start_line"], e["end_line"]) for e in alike.as_json()] == [(40, 42), (48, 50)]
-    assert render_context_block(alike).startswith("### billing/settle.py:40-42, 48-50 settle")
-    # a chunk shown whole keeps its one range
-    [callee] = with_excerpts([_chunk(callee=0.9)], {"charge"})
-    assert [(p.start_line, p.end_line) for p in callee.shown_parts(0)] == [(40, 59)]
-
-
-def test_a_headed_window_excerpt_maps_its_lines_past_the_header() -> None:
-    """A window of lines 100-119 under its definition's signature (line 1): the header's
-    two lines are the head's stretch, and the lines kept are counted from the window's
-    first line."""
-    headed = headed_code(CODE, "def settle(invoice, gateway):", 1, 100)
-    window = replace(
-        _chunk(code=headed, words=0.8), start_line=1, end_line=119, window_from=100, head_end=1
-    )
-    [cut] = with_excerpts([window], {"charge"})
-    # the header's 2 lines, then the window's line 1 (100) and lines 9-11 (108-110)
-    assert cut.segments == ((100, 100), (108, 110)) and cut.end_line == 110
-    assert [(p.start_line, p.end_line) for p in cut.shown_parts(0)] == [
-        (1, 1),
-        (100, 100),
-        (108, 110),
-    ]
-
-
-def test_an_excerpted_outline_window_counts_its_lines_through_its_stretches() -> None:
-    """A window of a class's outline shows stretches far apart (its own lines, its
-    members' signatures): an excerpt of it names the file lines it keeps, not the code's
-    line numbers added to its first line."""
-    outline = replace(
-        _chunk(words=0.8, chunk_type="window"),
-        start_line=100,
-        end_line=415,
-        segments=((100, 102), (200, 205), (300, 305), (410, 414)),
-    )
-    [cut] = with_excerpts([outline], {"charge"})
-    # code lines 0-2 and 8-10 of the 20: file lines 100-102, then 205 and 300-301
-    assert cut.segments == ((100, 102), (205, 205), (300, 301)) and cut.end_line == 301
-    assert sum(p.tokens for p in cut.shown_parts(90)) == 90
-
-
-def test_code_that_is_not_its_lines_keeps_one_stretch() -> None:
-    """A chunk whose code has more lines than its range (none is written so): its
-    excerpt is reported as before, from its first line, never a made-up stretch."""
-    short_range = replace(_chunk(words=0.8), end_line=45)
-    [cut] = with_excerpts([short_range], {"charge"})
-    assert cut.excerpt and cut.segments == () and cut.end_line == 45
