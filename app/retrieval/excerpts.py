@@ -87,8 +87,10 @@ def with_excerpts(
 ) -> list[ContextChunk]:
     """``chunks`` with an ``excerpt`` for each one no call links to the change (class
     chunks already show only their header and members' signatures). An excerpt's
-    ``end_line`` is its last line shown: the lines it returns are the lines it shows (the
-    marker of the lines left out after it stays, so the reader knows the code goes on)."""
+    ``end_line`` is its last line shown (the marker of the lines left out after it stays,
+    so the reader knows the code goes on); its one range still includes the runs left
+    out inside it (reporting its stretches instead was measured and not kept:
+    bench/RESULTS.md, "An excerpt's stretches")."""
     return [
         _excerpted(c, changed_names)
         if not c.evidence.link and c.chunk_type != ChunkType.CLASS
